@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include <linux/filter.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+/* One isolation tier. The core prepares everything that needs allocation (paths, argv, the
+ * cgroups, the pipes, the compiled seccomp program) and the backend does only the clone and
+ * what runs in the child, which must not allocate (STYLE.md 23). */
+
+struct spawn_config {
+	const char *id;          /* sandbox id; also its hostname */
+	const char *rootfs;      /* host path where the image is mounted read-only */
+	const char *scratch;     /* empty host directory; inside the sandbox's own mount namespace
+				  * a tmpfs is mounted on it to hold the upper layer and new root */
+	uint64_t disk_bytes;     /* size cap of that tmpfs (the sandbox's writable layer) */
+	char *const *argv;       /* command; NULL: init just keeps the sandbox alive for exec */
+	char *const *envp;
+	const char *cwd;         /* inside the sandbox; NULL: "/" */
+	const struct cg *cg;
+	int cgroup_fd;           /* cgroup2 directory fd for CLONE_INTO_CGROUP */
+	int stdio_fd;            /* write end of the log pipe, becomes stdout and stderr */
+	uid_t uid_base;          /* host uid (and gid) that root inside the sandbox maps to */
+	uint32_t uid_count;      /* size of the mapped range */
+	const struct sock_fprog *seccomp; /* loaded last before exec; NULL: none */
+	int init_fd;             /* sealed memfd holding the static warren-init */
+};
+
+struct exec_config {
+	int sandbox_pidfd;       /* pidfd of the sandbox's init: the namespaces to join */
+	const struct cg *cg;
+	int cgroup_fd;
+	char *const *argv;
+	char *const *envp;
+	const char *cwd;         /* NULL: "/" */
+	int stdin_fd, stdout_fd, stderr_fd;
+	uid_t uid_base;
+	const struct sock_fprog *seccomp;
+};
+
+struct spawn_result {
+	int pidfd;               /* owned by the caller; CLOEXEC */
+	pid_t pid;
+};
+
+/* The exit status of a sandbox or an exec, as both report it through their waited-for
+ * process: the command's exit code, or 128 + signal number if a signal killed it. */
+
+struct backend_ops {
+	const char *name;        /* tier name in the API: "container" */
+	/* 0 if this node can run the tier, else -errno and a static reason in *ret_why. */
+	int (*probe)(const char **ret_why);
+	/* Starts the sandbox's init. On success the init runs the command; on failure nothing
+	 * is left behind (the child is killed and reaped). Loop thread. */
+	int (*start)(const struct spawn_config *c, struct spawn_result *ret);
+	/* Starts a command inside a running sandbox: same namespaces, cgroup and seccomp. */
+	int (*exec)(const struct exec_config *c, struct spawn_result *ret);
+};
+
+extern const struct backend_ops container_backend;
+
+/* NULL if no tier has that name. */
+const struct backend_ops *backend_find(const char *tier);
