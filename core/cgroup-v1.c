@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cgroup v1, on hybrid nodes: libcgroup finds the memory, pids and cpu hierarchies, and the
+ * sandbox's limits and stats live in their files. */
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/statfs.h>
+
+#include "cgroup-internal.h"
+#include "log.h"
+#include "macro.h"
+
+/* v1 reports "no memory limit" as PAGE_COUNTER_MAX pages in bytes: LONG_MAX rounded down to
+ * the page size, so anything this close to INT64_MAX is "none" whatever the page size. */
+#define CG_V1_MEMORY_UNLIMITED ((uint64_t)INT64_MAX - (1u << 20))
+
+int cg_errno_from_ecg(int ecg)
+{
+	int e;
+
+	if (ecg <= 0)
+		return ecg; /* success, or already a negative errno */
+	switch (ecg) {
+	case ECGOTHER:
+		/* The only code that carries the system's own errno. */
+		e = cgroup_get_last_errno();
+		return e > 0 ? -e : -EIO;
+	case ECGROUPNOTCOMPILED:
+	case ECGROUPUNSUPP:
+		return -EOPNOTSUPP;
+	case ECGROUPNOTMOUNTED:
+	case ECGROUPSUBSYSNOTMOUNTED:
+		return -ENODEV;
+	case ECGROUPNOTEXIST:
+	case ECGROUPVALUENOTEXIST:
+		return -ENOENT;
+	case ECGROUPNOTOWNER:
+	case ECGROUPNOTALLOWED:
+		return -EPERM;
+	case ECGINVAL:
+	case ECGROUPNOTINITIALIZED:
+		return -EINVAL;
+	case ECGVALUEEXISTS:
+	case ECGCONTROLLEREXISTS:
+		return -EEXIST;
+	case ECGMAXVALUESEXCEEDED:
+		return -E2BIG;
+	case ECGNONEMPTY:
+		return -EBUSY;
+	case ECGEOF:
+		return -ENODATA;
+	case ECGROUPPARSEFAIL:
+	case ECGCONFIGPARSEFAIL:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}
+
+/* libcgroup is used for discovery only: its cgroup_create_cgroup() (2.0.2) may rewrite the
+ * unified root's cgroup.subtree_control on its own, so directories are made with mkdir(2). */
+int cg_v1_discover(char *ret_mount[_CG_V1_MAX])
+{
+	char *mount[_CG_V1_MAX] = { NULL };
+	int r;
+
+	/* cgroup_init() re-reads /proc/mounts on every call, so a second node sees fresh data. */
+	r = cg_errno_from_ecg(cgroup_init());
+	if (r < 0)
+		return r;
+	for (int c = 0; c < _CG_V1_MAX; c++) {
+		struct statfs sfs;
+		char *mp = NULL;
+		int ecg = cgroup_get_subsys_mount_point(cg_controller_name[c], &mp);
+
+		if (ecg == ECGROUPNOTEXIST || ecg == ECGROUPNOTMOUNTED ||
+		    ecg == ECGROUPSUBSYSNOTMOUNTED)
+			continue;
+		r = cg_errno_from_ecg(ecg);
+		if (r < 0)
+			goto fail;
+		if (!mp) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		/* libcgroup 2.0.2 also answers for controllers bound to the cgroup2 mount of a
+		 * hybrid node (here hugetlb: /sys/fs/cgroup/unified). Only a v1 mount counts. */
+		if (statfs(mp, &sfs) < 0) {
+			r = -errno;
+			free(mp);
+			goto fail;
+		}
+		if (sfs.f_type != CGROUP_SUPER_MAGIC) {
+			free(mp);
+			continue;
+		}
+		mount[c] = mp;
+	}
+	for (int c = 0; c < _CG_V1_MAX; c++)
+		ret_mount[c] = mount[c];
+	return 0;
+fail:
+	for (int c = 0; c < _CG_V1_MAX; c++)
+		free(mount[c]);
+	return r;
+}
+
+uint64_t cg_v1_weight_to_shares(uint32_t weight)
+{
+	if (weight < 1)
+		weight = 1;
+	if (weight > 10000)
+		weight = 10000;
+	return 2 + ((uint64_t)(weight - 1) * 262142) / 9999;
+}
+
+int cg_v1_apply(enum cg_v1_controller c, const char *dir, const struct cg_limits *l)
+{
+	int r;
+
+	switch (c) {
+	case CG_V1_MEMORY:
+		if (!l->memory_bytes)
+			return 0;
+		/* memory.oom_control is left as it is: the kernel OOM-kills inside the cgroup
+		 * instead of freezing it at the limit. */
+		r = cg_write_u64(dir, "memory.limit_in_bytes", l->memory_bytes);
+		if (r < 0)
+			return r;
+		/* With swap accounting, memory plus swap gets the same cap, so that the limit
+		 * cannot be dodged by swapping. v1 wants memsw >= limit: hence this order. */
+		r = cg_write_u64(dir, "memory.memsw.limit_in_bytes", l->memory_bytes);
+		return r == -ENOENT ? 0 : r;
+	case CG_V1_PIDS:
+		return l->pids ? cg_write_u64(dir, "pids.max", l->pids) : 0;
+	case CG_V1_CPU:
+		if (l->cpu_weight) {
+			r = cg_write_u64(dir, "cpu.shares", cg_v1_weight_to_shares(l->cpu_weight));
+			if (r < 0)
+				return r;
+		}
+		if (l->cpu_idle) {
+			/* cpu.idle came in Linux 5.15; without it the weight alone remains. */
+			r = cg_write(dir, "cpu.idle", "1");
+			if (r == -ENOENT)
+				log_debug("%s/cpu.idle: not supported by this kernel, skipped", dir);
+			else if (r < 0)
+				return r;
+		}
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int cg_v1_read_stats(enum cg_v1_controller c, const char *dir, struct cg_stats *s)
+{
+	uint64_t v;
+	int r;
+
+	switch (c) {
+	case CG_V1_MEMORY:
+		r = cg_read_u64(dir, "memory.usage_in_bytes", &s->memory_current);
+		if (r < 0)
+			return r;
+		r = cg_read_u64(dir, "memory.limit_in_bytes", &v);
+		if (r < 0)
+			return r;
+		s->memory_max = v >= CG_V1_MEMORY_UNLIMITED ? UINT64_MAX : v;
+		/* "oom_kill N" appeared in Linux 4.13. */
+		r = cg_read_key_u64(dir, "memory.oom_control", "oom_kill", &s->oom_kills);
+		return r == -ENODATA ? 0 : r;
+	case CG_V1_PIDS:
+		return cg_read_u64(dir, "pids.current", &s->pids_current);
+	default:
+		return 0;
+	}
+}

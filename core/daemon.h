@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include <jansson.h>
+#include <linux/filter.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "loop.h"
+
+/* The node-wide state of warrend. Written on the main thread at start-up, read-only for the
+ * loops afterwards, except the atomic counters. */
+struct daemon {
+	/* options */
+	char *socket_path;
+	char *state_dir;      /* logs, the scratch mount point */
+	char *images_dir;     /* <name>.erofs files */
+	char *init_path;      /* warren-init */
+	char *cgroup_name;    /* parent cgroup: "warren" */
+	unsigned n_loops;
+	unsigned max_sandboxes;
+	unsigned max_conns;   /* per loop */
+	uid_t uid_base;
+	uint32_t uid_count;
+
+	/* derived at start-up */
+	char *log_dir;        /* <state_dir>/logs */
+	char *scratch_dir;    /* <state_dir>/mnt */
+	char *image_mount_dir;/* <state_dir>/images */
+	int listen_fd;
+	int signal_fd;
+	int init_fd;          /* sealed memfd with warren-init */
+	struct cg_node *cg;
+	struct image_store *images;
+	struct sock_fprog *seccomp;
+	json_t *info;         /* GET /v1/info, computed once */
+	struct loop *loops;   /* n_loops of them */
+
+	atomic_uint n_sandboxes;
+	atomic_bool stopping;
+};

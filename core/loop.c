@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "loop.h"
+#include "syscall.h"
+
+#define LOOP_SQ_ENTRIES 1024
+#define LOOP_CQ_ENTRIES 8192
+
+int loop_init(struct loop *l, struct daemon *d, unsigned idx)
+{
+	struct io_uring_params p = {
+		.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			 IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
+		.cq_entries = LOOP_CQ_ENTRIES,
+	};
+	int r;
+
+	l->d = d;
+	l->idx = idx;
+	r = io_uring_queue_init_params(LOOP_SQ_ENTRIES, &l->ring, &p);
+	if (r < 0)
+		return log_errno(r, "io_uring setup for loop %u (needs Linux 6.1)", idx);
+	return 0;
+}
+
+void loop_done(struct loop *l)
+{
+	io_uring_queue_exit(&l->ring);
+}
+
+static struct io_uring_sqe *get_sqe(struct loop *l)
+{
+	struct io_uring_sqe *sqe;
+
+	while (!(sqe = io_uring_get_sqe(&l->ring)))
+		io_uring_submit(&l->ring);
+	return sqe;
+}
+
+struct io_uring_sqe *loop_sqe(struct loop *l, struct io_op *op)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	io_uring_sqe_set_data(sqe, op);
+	op->busy++;
+	return sqe;
+}
+
+struct io_uring_sqe *loop_sqe_noop(struct loop *l)
+{
+	struct io_uring_sqe *sqe = get_sqe(l);
+
+	io_uring_sqe_set_data64(sqe, 0);
+	return sqe;
+}
+
+void loop_send(struct loop *from, struct loop *to, struct io_op *op)
+{
+	struct io_uring_sqe *sqe = loop_sqe_noop(from);
+
+	/* The target's CQE carries op as user_data; busy is accounted for there. */
+	op->busy++;
+	io_uring_prep_msg_ring(sqe, to->ring.ring_fd, 0, (uint64_t)(uintptr_t)op, 0);
+	io_uring_submit(&from->ring);
+}
+
+void loop_timer(struct loop *l, struct io_op *op, struct __kernel_timespec *ts, uint64_t ms)
+{
+	ts->tv_sec = ms / 1000;
+	ts->tv_nsec = (ms % 1000) * 1000000;
+	io_uring_prep_timeout(loop_sqe(l, op), ts, 0, 0);
+}
+
+void loop_cancel(struct loop *l, struct io_op *op)
+{
+	if (op->busy)
+		io_uring_prep_cancel(loop_sqe_noop(l), op, IORING_ASYNC_CANCEL_ALL);
+}
+
+void loop_waitid(struct loop *l, struct io_op *op, int pidfd, siginfo_t *info)
+{
+	struct io_uring_sqe *sqe = loop_sqe(l, op);
+
+	/* FIELD-NOTES: fd = id, len = idtype, file_index = options, addr2 = siginfo. */
+	io_uring_prep_rw(WARREN_IORING_OP_WAITID, sqe, pidfd, NULL, P_PIDFD, 0);
+	sqe->file_index = WEXITED;
+	sqe->addr2 = (uint64_t)(uintptr_t)info;
+}
+
+struct loop *loop_for_id(struct daemon *d, const char *id)
+{
+	unsigned idx = 0;
+
+	for (int i = 0; i < 2; i++) {
+		char c = id[i];
+		unsigned v;
+
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = c - 'a' + 10;
+		else
+			return NULL;
+		idx = idx * 16 + v;
+	}
+	return idx < d->n_loops ? &d->loops[idx] : NULL;
+}
+
+int loop_run(struct loop *l)
+{
+	while (!l->stop) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+		int r;
+
+		r = io_uring_submit_and_wait(&l->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+			return log_errno(r, "loop %u: io_uring_enter", l->idx);
+
+		io_uring_for_each_cqe(&l->ring, head, cqe) {
+			struct io_op *op = io_uring_cqe_get_data(cqe);
+
+			n++;
+			if (!op)
+				continue;
+			/* A multishot op stays busy while the kernel says more will come. */
+			if (!(cqe->flags & IORING_CQE_F_MORE) && op->busy > 0)
+				op->busy--;
+			op->fn(l, op, cqe->res, cqe->flags);
+		}
+		io_uring_cq_advance(&l->ring, n);
+		if (l->draining && !l->n_sandboxes && !l->n_conns)
+			l->stop = true;
+	}
+	return 0;
+}
+
+double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double now_wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "daemon.h"
+#include "image.h"
+#include "log.h"
+#include "sandbox.h"
+#include "syscall.h"
+
+#define TABLE_BUCKETS 4096
+#define REMOVE_RETRY_MS 5
+#define REMOVE_MAX_TRIES 2000 /* ~10 s of a cgroup that will not empty */
+
+struct sandbox_table {
+	struct sandbox *buckets[TABLE_BUCKETS];
+};
+
+static const char *const state_names[_SANDBOX_STATE_MAX] = {
+	[SANDBOX_CREATING] = "creating",
+	[SANDBOX_RUNNING] = "running",
+	[SANDBOX_STOPPING] = "stopping",
+	[SANDBOX_EXITED] = "exited",
+	[SANDBOX_REMOVED] = "removed",
+};
+
+/* allowed[from] is the set of states `from` may move to. */
+static const unsigned allowed[_SANDBOX_STATE_MAX] = {
+	[SANDBOX_CREATING] = 1u << SANDBOX_RUNNING,
+	[SANDBOX_RUNNING] = 1u << SANDBOX_STOPPING | 1u << SANDBOX_EXITED,
+	[SANDBOX_STOPPING] = 1u << SANDBOX_EXITED,
+	[SANDBOX_EXITED] = 1u << SANDBOX_REMOVED,
+};
+
+const char *sandbox_state_to_string(enum sandbox_state s)
+{
+	return s < _SANDBOX_STATE_MAX ? state_names[s] : "unknown";
+}
+
+static void sandbox_set_state(struct sandbox *s, enum sandbox_state to)
+{
+	/* A transition outside the table is a bug in this file, not bad input. */
+	assert(allowed[s->state] & (1u << to));
+	log_debug("sandbox %s: %s -> %s", s->id, state_names[s->state], state_names[to]);
+	s->state = to;
+}
+
+static unsigned bucket_of(const char *id)
+{
+	unsigned h = 5381;
+
+	for (; *id; id++)
+		h = h * 33 + (unsigned char)*id;
+	return h % TABLE_BUCKETS;
+}
+
+int sandbox_table_new(struct loop *l)
+{
+	l->sandboxes = calloc(1, sizeof(*l->sandboxes));
+	return l->sandboxes ? 0 : -ENOMEM;
+}
+
+void sandbox_table_free(struct loop *l)
+{
+	free(l->sandboxes);
+	l->sandboxes = NULL;
+}
+
+struct sandbox *sandbox_find(struct loop *l, const char *id)
+{
+	for (struct sandbox *s = l->sandboxes->buckets[bucket_of(id)]; s; s = s->hnext)
+		if (strcmp(s->id, id) == 0)
+			return s;
+	return NULL;
+}
+
+static void table_insert(struct sandbox *s)
+{
+	struct sandbox **b = &s->loop->sandboxes->buckets[bucket_of(s->id)];
+
+	s->hnext = *b;
+	*b = s;
+	s->loop->n_sandboxes++;
+}
+
+static void table_remove(struct sandbox *s)
+{
+	for (struct sandbox **p = &s->loop->sandboxes->buckets[bucket_of(s->id)]; *p;
+	     p = &(*p)->hnext)
+		if (*p == s) {
+			*p = s->hnext;
+			s->loop->n_sandboxes--;
+			return;
+		}
+}
+
+static int make_id(struct loop *l, char id[SANDBOX_ID_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[5];
+
+	do {
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return -errno;
+		/* The first two digits name the owning loop, so any loop can route a request. */
+		id[0] = hex[(l->idx >> 4) & 15];
+		id[1] = hex[l->idx & 15];
+		for (int i = 0; i < 5; i++) {
+			id[2 + 2 * i] = hex[rnd[i] >> 4];
+			id[3 + 2 * i] = hex[rnd[i] & 15];
+		}
+		id[SANDBOX_ID_LEN] = '\0';
+	} while (sandbox_find(l, id));
+	return 0;
+}
+
+int exit_code_from_siginfo(const siginfo_t *si)
+{
+	if (si->si_code == CLD_EXITED)
+		return si->si_status;
+	return 128 + si->si_status;
+}
+
+/* ---- freeing ------------------------------------------------------------------------------ */
+
+static bool sandbox_busy(const struct sandbox *s)
+{
+	return s->wait_op.busy || s->remove_timer_op.busy || sandbox_io_busy(s);
+}
+
+static void sandbox_free(struct sandbox *s)
+{
+	safe_close(s->pidfd);
+	safe_close(s->cgroup_fd);
+	sandbox_log_close(s);
+	cg_free(s->cg);
+	sandbox_spec_done(&s->spec);
+	free(s->deleters);
+	free(s);
+}
+
+void sandbox_maybe_free(struct sandbox *s)
+{
+	if (s->state == SANDBOX_REMOVED && !sandbox_busy(s))
+		sandbox_free(s);
+}
+
+/* ---- exit and removal -------------------------------------------------------------------- */
+
+static void sandbox_remove_step(struct sandbox *s);
+
+static void answer_deleters(struct sandbox *s)
+{
+	for (unsigned i = 0; i < s->n_deleters; i++) {
+		struct conn *c = s->deleters[i];
+
+		if (!c)
+			continue;
+		c->on_close = NULL;
+		c->handler = NULL;
+		conn_respond_json(c, 200, json_pack("{s:s,s:s}", "id", s->id, "state", "removed"));
+	}
+	s->n_deleters = 0;
+}
+
+static void on_remove_timer(struct loop *l, struct io_op *op, int res, uint32_t flags)
+{
+	struct sandbox *s = container_of(op, struct sandbox, remove_timer_op);
+
+	sandbox_remove_step(s);
+}
+
+static void sandbox_remove_step(struct sandbox *s)
+{
+	int r;
+
+	/* The processes must be gone before the cgroups can go. */
+	if (s->state != SANDBOX_EXITED || s->remove_timer_op.busy)
+		return;
+	r = cg_remove(s->cg);
+	if (r == -EBUSY && ++s->remove_tries < REMOVE_MAX_TRIES) {
+		/* cgroup.kill is asynchronous: processes other than init may take a moment. */
+		cg_kill(s->cg);
+		loop_timer(s->loop, &s->remove_timer_op, &s->remove_ts, REMOVE_RETRY_MS);
+		return;
+	}
+	if (r < 0)
+		log_errno(r, "sandbox %s: removing its cgroups (left behind)", s->id);
+
+	sandbox_io_detach_all(s);
+	if (s->log_path)
+		unlink(s->log_path);
+	if (s->log_old_path)
+		unlink(s->log_old_path);
+	table_remove(s);
+	atomic_fetch_sub(&s->loop->d->n_sandboxes, 1);
+	sandbox_set_state(s, SANDBOX_REMOVED);
+	answer_deleters(s);
+	sandbox_maybe_free(s);
+}
+
+static void on_exit_waited(struct loop *l, struct io_op *op, int res, uint32_t flags)
+{
+	struct sandbox *s = container_of(op, struct sandbox, wait_op);
+
+	if (res < 0) {
+		/* Only a cancel at shutdown gets here; the pidfd still tells if it exited. */
+		log_debug_errno(res, "sandbox %s: waitid", s->id);
+		s->exit_code = -1;
+	} else
+		s->exit_code = exit_code_from_siginfo(&s->wait_info);
+	s->exited_at = now_wall();
+	s->pid = 0;
+	if (s->state == SANDBOX_RUNNING || s->state == SANDBOX_STOPPING)
+		sandbox_set_state(s, SANDBOX_EXITED);
+	if (s->removing)
+		sandbox_remove_step(s);
+	sandbox_maybe_free(s);
+}
+
+static void deleter_closed(struct conn *c)
+{
+	struct sandbox *s = c->handler;
+
+	for (unsigned i = 0; i < s->n_deleters; i++)
+		if (s->deleters[i] == c)
+			s->deleters[i] = NULL;
+}
+
+void sandbox_delete(struct sandbox *s, struct conn *c)
+{
+	if (c) {
+		struct conn **d = realloc(s->deleters, (s->n_deleters + 1) * sizeof(*d));
+
+		if (!d) {
+			conn_respond_error(c, 500, "internal", "out of memory");
+			return;
+		}
+		s->deleters = d;
+		d[s->n_deleters++] = c;
+		c->handler = s;
+		c->on_close = deleter_closed;
+	}
+	if (s->removing)
+		return;
+	s->removing = true;
+	if (s->state == SANDBOX_RUNNING) {
+		sandbox_set_state(s, SANDBOX_STOPPING);
+		/* cgroup.kill reaches exec helpers too; the pidfd signal is a fallback for the
+		 * init alone should the cgroup write fail. */
+		if (cg_kill(s->cg) < 0)
+			(void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+	}
+	sandbox_remove_step(s);
+}
+
+void sandbox_shutdown_all(struct loop *l)
+{
+	for (unsigned b = 0; b < TABLE_BUCKETS; b++)
+		for (struct sandbox *s = l->sandboxes->buckets[b], *next; s; s = next) {
+			next = s->hnext;
+			sandbox_delete(s, NULL);
+		}
+}
+
+int sandbox_signal(struct sandbox *s, int sig)
+{
+	if (s->state != SANDBOX_RUNNING)
+		return -ESRCH;
+	return sys_pidfd_send_signal(s->pidfd, sig, NULL, 0);
+}
+
+/* ---- creation ---------------------------------------------------------------------------- */
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct sandbox *, sandbox_free)
+
+int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **ret,
+		   char err[SPEC_ERR_MAX])
+{
+	struct daemon *d = l->d;
+	_cleanup_(sandbox_freep) struct sandbox *s = NULL;
+	_cleanup_close_pair_ int pipefd[2] = { -EBADF, -EBADF };
+	struct spawn_result res;
+	struct spawn_config cfg;
+	const char *why;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loop = l;
+	s->pidfd = s->cgroup_fd = s->log_pipe = s->log_fd = -EBADF;
+	s->state = SANDBOX_CREATING;
+	io_op_init(&s->wait_op, on_exit_waited);
+	io_op_init(&s->remove_timer_op, on_remove_timer);
+
+	s->backend = backend_find(spec->tier);
+	if (!s->backend) {
+		snprintf(err, SPEC_ERR_MAX, "unknown tier '%s': this node runs 'container'",
+			 spec->tier);
+		return -EINVAL;
+	}
+	r = s->backend->probe(&why);
+	if (r < 0) {
+		snprintf(err, SPEC_ERR_MAX, "tier '%s' is unavailable on this node: %s", spec->tier,
+			 why);
+		return -EOPNOTSUPP;
+	}
+	s->image = image_store_find(d->images, spec->image);
+	if (!s->image) {
+		snprintf(err, SPEC_ERR_MAX, "no image '%s': list them with GET /v1/info",
+			 spec->image);
+		return -ENOENT;
+	}
+	if (atomic_fetch_add(&d->n_sandboxes, 1) >= d->max_sandboxes) {
+		atomic_fetch_sub(&d->n_sandboxes, 1);
+		snprintf(err, SPEC_ERR_MAX,
+			 "this node runs its maximum of %u sandboxes: delete some and retry",
+			 d->max_sandboxes);
+		return -EUSERS;
+	}
+	r = make_id(l, s->id);
+	if (r < 0)
+		goto fail_count;
+
+	r = cg_create(d->cg, s->id, &spec->cg, &s->cg);
+	if (r < 0) {
+		snprintf(err, SPEC_ERR_MAX, "creating the sandbox's cgroups: %s", strerror(-r));
+		goto fail_count;
+	}
+	r = s->cgroup_fd = cg_open_v2(s->cg);
+	if (r < 0)
+		goto fail_cg;
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto fail_cg;
+	}
+	s->spec = *spec;
+	r = sandbox_log_open(s);
+	if (r < 0) {
+		memset(&s->spec, 0, sizeof(s->spec));
+		goto fail_cg;
+	}
+
+	cfg = (struct spawn_config){
+		.id = s->id,
+		.rootfs = s->image->rootfs,
+		.scratch = d->scratch_dir,
+		.disk_bytes = spec->disk_bytes,
+		.argv = spec->argv,
+		.envp = spec->env,
+		.cwd = spec->cwd,
+		.cg = s->cg,
+		.cgroup_fd = s->cgroup_fd,
+		.stdio_fd = pipefd[1],
+		.uid_base = d->uid_base,
+		.uid_count = d->uid_count,
+		.seccomp = d->seccomp,
+		.init_fd = d->init_fd,
+	};
+	r = s->backend->start(&cfg, &res);
+	if (r < 0) {
+		snprintf(err, SPEC_ERR_MAX, "starting the sandbox: %s", strerror(-r));
+		memset(&s->spec, 0, sizeof(s->spec));
+		goto fail_log;
+	}
+	/* Success: from here nothing fails. */
+	memset(spec, 0, sizeof(*spec));
+	s->pidfd = res.pidfd;
+	s->pid = res.pid;
+	s->log_pipe = TAKE_FD(pipefd[0]);
+	s->created_at = now_wall();
+	sandbox_set_state(s, SANDBOX_RUNNING);
+	loop_waitid(l, &s->wait_op, s->pidfd, &s->wait_info);
+	sandbox_log_start(s);
+	table_insert(s);
+	*ret = TAKE_PTR(s);
+	return 0;
+
+fail_log:
+	unlink(s->log_path);
+fail_cg:
+	if (!err[0])
+		snprintf(err, SPEC_ERR_MAX, "creating the sandbox: %s", strerror(-r));
+	cg_remove(s->cg);
+fail_count:
+	atomic_fetch_sub(&d->n_sandboxes, 1);
+	return r;
+}
+
+/* ---- views ------------------------------------------------------------------------------- */
+
+static json_t *strv_to_json(char **v)
+{
+	json_t *a = json_array();
+
+	for (; v && *v; v++)
+		json_array_append_new(a, json_string(*v));
+	return a;
+}
+
+json_t *sandbox_to_json(const struct sandbox *s)
+{
+	json_t *o = json_pack(
+		"{s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:f,s:o,s:{s:I,s:I,s:i,s:I,s:I}}", "id", s->id, "tier",
+		s->backend->name, "image", s->image->name, "state", state_names[s->state], "cmd",
+		strv_to_json(s->spec.argv), "pid", s->pid > 0 ? json_integer(s->pid) : json_null(),
+		"exit_code",
+		s->state == SANDBOX_EXITED ? json_integer(s->exit_code) : json_null(),
+		"created_at", s->created_at, "exited_at",
+		s->exited_at > 0 ? json_real(s->exited_at) : json_null(), "limits", "memory_bytes",
+		(json_int_t)s->spec.cg.memory_bytes, "pids", (json_int_t)s->spec.cg.pids,
+		"cpu_weight", (int)s->spec.cg.cpu_weight, "disk_bytes",
+		(json_int_t)s->spec.disk_bytes, "log_bytes", (json_int_t)s->spec.log_bytes);
+	struct cg_stats st;
+
+	if (o && s->cg && cg_read_stats(s->cg, &st) >= 0)
+		json_object_set_new(o, "stats",
+				    json_pack("{s:I,s:I,s:I}", "memory_current",
+					      (json_int_t)st.memory_current, "pids_current",
+					      (json_int_t)st.pids_current, "oom_kills",
+					      (json_int_t)st.oom_kills));
+	return o;
+}
+
+void sandbox_list_append(struct loop *l, json_t *array)
+{
+	for (unsigned b = 0; b < TABLE_BUCKETS; b++)
+		for (struct sandbox *s = l->sandboxes->buckets[b]; s; s = s->hnext)
+			json_array_append_new(array, sandbox_to_json(s));
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "http.h"
+#include "loop.h"
+#include "spec.h"
+
+/* The sandbox lifecycle (STYLE.md 25-26). Every change goes through sandbox_set_state(), which
+ * checks it against the transition table and logs it.
+ *
+ *   creating -> running -> stopping -> exited -> removed
+ *                      \_______________/^
+ *
+ * A create that fails part-way leaves nothing behind, so there is no failed state. */
+enum sandbox_state {
+	SANDBOX_CREATING,
+	SANDBOX_RUNNING,
+	SANDBOX_STOPPING, /* killed; waiting for its processes to be gone */
+	SANDBOX_EXITED,
+	SANDBOX_REMOVED,
+	_SANDBOX_STATE_MAX,
+};
+
+#define SANDBOX_ID_LEN 12
+
+struct exec_run;
+struct follower;
+
+struct sandbox {
+	char id[SANDBOX_ID_LEN + 1];
+	struct loop *loop;
+	struct sandbox *hnext;          /* hash chain in the loop's table */
+	enum sandbox_state state;
+	const struct backend_ops *backend;
+	const struct image *image;
+	struct sandbox_spec spec;
+	struct cg *cg;
+	int cgroup_fd;
+	int pidfd;
+	pid_t pid;
+	int exit_code;                  /* valid once exited */
+	double created_at, exited_at;
+
+	struct io_op wait_op;
+	siginfo_t wait_info;
+
+	/* console log: pipe -> ring -> file */
+	int log_pipe;                   /* read end */
+	int log_fd;
+	char *log_path, *log_old_path;  /* current and rotated-out halves */
+	uint64_t log_size;              /* bytes in the current file */
+	struct io_op log_read_op, log_write_op;
+	char *log_buf;
+	bool log_eof;
+	struct follower *followers;
+
+	struct exec_run *execs;
+
+	/* removal: conns waiting for DELETE to finish */
+	struct conn **deleters;
+	unsigned n_deleters;
+	bool removing;
+	unsigned remove_tries;
+	struct io_op remove_timer_op;
+	struct __kernel_timespec remove_ts;
+};
+
+const char *sandbox_state_to_string(enum sandbox_state s);
+
+int sandbox_table_new(struct loop *l);
+void sandbox_table_free(struct loop *l);
+struct sandbox *sandbox_find(struct loop *l, const char *id);
+
+/* Creates and starts a sandbox on loop l; all or nothing. On failure returns -errno and a
+ * message in err. Takes over spec's contents on success. */
+int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **ret,
+		   char err[SPEC_ERR_MAX]);
+json_t *sandbox_to_json(const struct sandbox *s);
+void sandbox_list_append(struct loop *l, json_t *array);
+int sandbox_signal(struct sandbox *s, int sig);
+/* Kills the sandbox, removes everything it had, then answers c (if not NULL). */
+void sandbox_delete(struct sandbox *s, struct conn *c);
+/* Frees a removed sandbox once nothing is in flight for it; I/O completions call it. */
+void sandbox_maybe_free(struct sandbox *s);
+/* Kills and removes every sandbox of the loop, blocking: shutdown only. */
+void sandbox_shutdown_all(struct loop *l);
+
+/* sandbox-io.c: the console log and exec. */
+int sandbox_log_open(struct sandbox *s);
+void sandbox_log_start(struct sandbox *s);
+void sandbox_log_close(struct sandbox *s);
+void sandbox_logs(struct sandbox *s, struct conn *c, bool follow);
+int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
+		 char err[SPEC_ERR_MAX]);
+/* Ends followers and execs when the sandbox goes away. */
+void sandbox_io_detach_all(struct sandbox *s);
+/* Exit code from a waitid siginfo: the code, or 128 + signal. */
+int exit_code_from_siginfo(const siginfo_t *si);
+/* Whether the sandbox still has I/O in flight that must finish before it is freed. */
+bool sandbox_io_busy(const struct sandbox *s);

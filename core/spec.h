@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup.h"
+
+/* Validated request bodies. Parsing is pure: no node state is touched, so the fuzz target runs
+ * it as is. On error, the functions return -EINVAL and write a message saying what was wrong
+ * and what is accepted. */
+
+#define SPEC_ERR_MAX 256
+
+struct sandbox_spec {
+	char *tier;       /* "container" */
+	char *image;      /* "base" */
+	char **argv;      /* NULL-terminated; NULL: idle until exec */
+	char **env;       /* NULL-terminated KEY=VALUE, defaults included */
+	char *cwd;
+	struct cg_limits cg;
+	uint64_t disk_bytes;
+	uint64_t log_bytes;
+};
+
+struct exec_spec {
+	char **argv;
+	char **env;
+	char *cwd;
+	char *stdin_data;
+	size_t stdin_len;
+	unsigned timeout_s; /* 0: none */
+};
+
+int sandbox_spec_parse(json_t *body, struct sandbox_spec *ret, char err[SPEC_ERR_MAX]);
+void sandbox_spec_done(struct sandbox_spec *s);
+int exec_spec_parse(json_t *body, struct exec_spec *ret, char err[SPEC_ERR_MAX]);
+void exec_spec_done(struct exec_spec *s);
+/* "TERM", "SIGTERM", "15" -> 15; -EINVAL otherwise. */
+int signal_from_string(const char *s);
+/* Frees a NULL-terminated string vector. NULL-safe, returns NULL. */
+char **strv_free(char **v);
