@@ -277,9 +277,10 @@ static int cg_detect(struct cg_node *node)
 	if (r < 0 && r != -ENOENT)
 		return log_errno(r, "statfs %s", CG_HYBRID_ROOT);
 	if (r <= 0) {
-		log_error("no cgroup2 mount at %s or %s: this is a pure cgroup v1 node, which warren "
-			  "does not support (it needs cgroup2 for CLONE_INTO_CGROUP and cgroup.kill); "
-			  "boot with systemd.unified_cgroup_hierarchy=1, or mount cgroup2 at %s",
+		log_error("no cgroup2 mount at %s or %s: this is a pure cgroup v1 node, which "
+			  "warren does not support (it needs cgroup2 for CLONE_INTO_CGROUP and "
+			  "cgroup.kill); boot with systemd.unified_cgroup_hierarchy=1, or mount "
+			  "cgroup2 at %s",
 			  CG_UNIFIED_ROOT, CG_HYBRID_ROOT, CG_HYBRID_ROOT);
 		return -EOPNOTSUPP;
 	}
@@ -340,8 +341,8 @@ int cg_node_new(const char *name, struct cg_node **ret)
 
 	for (int c = 0; c < _CG_V1_MAX; c++)
 		if (node->at[c] == CG_AT_NONE)
-			log_warn("cgroup controller '%s' is not available on this %s node: sandboxes "
-				 "asking for a %s limit will be refused",
+			log_warn("cgroup controller '%s' is not available on this %s node: "
+				 "sandboxes asking for a %s limit will be refused",
 				 cg_controller_name[c], cg_mode_to_string(node->mode),
 				 cg_controller_name[c]);
 	log_debug("cgroups: %s node, cgroup2 parent %s", cg_mode_to_string(node->mode),
@@ -421,15 +422,16 @@ int cg_create(const struct cg_node *node, const char *id, const struct cg_limits
 
 	assert(node && limits && ret);
 	if (!cg_name_valid(id))
-		return log_errno(-EINVAL, "invalid sandbox id '%s' for a cgroup", id ? id : "(null)");
+		return log_errno(-EINVAL, "invalid sandbox id '%s' for a cgroup",
+				 id ? id : "(null)");
 	if (limits->cpu_weight > 10000)
 		return log_errno(-EINVAL, "cpu weight %" PRIu32 " is out of range 1..10000",
 				 limits->cpu_weight);
 	/* A limit nobody can enforce is refused rather than silently dropped. */
 	for (int c = 0; c < _CG_V1_MAX; c++)
 		if (cg_limit_wanted(c, limits) && node->at[c] == CG_AT_NONE)
-			return log_errno(-EOPNOTSUPP, "sandbox %s: the %s controller is not available "
-				 "on this node", id, cg_controller_name[c]);
+			return log_errno(-EOPNOTSUPP, "sandbox %s: no %s controller on this node",
+					 id, cg_controller_name[c]);
 
 	cg = calloc(1, sizeof(*cg));
 	if (!cg)

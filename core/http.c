@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include "api.h"
@@ -66,7 +67,7 @@ static void request_reset(struct conn *c)
 
 static bool conn_idle(const struct conn *c)
 {
-	return !c->read_op.busy && !c->write_op.busy && !c->move_op.busy;
+	return !c->read_op.busy && !c->write_op.busy && !c->move_op.busy && !c->hup_op.busy;
 }
 
 static void conn_maybe_free(struct conn *c)
@@ -101,6 +102,7 @@ static void conn_kill(struct conn *c)
 	/* Wakes any read or send in flight; their completions then free the conn. */
 	shutdown(c->fd, SHUT_RDWR);
 	loop_cancel(c->loop, &c->read_op);
+	loop_cancel(c->loop, &c->hup_op);
 	conn_maybe_free(c);
 }
 
@@ -128,7 +130,31 @@ static void response_finished(struct conn *c)
 		conn_kill(c);
 		return;
 	}
+	/* The next request may move the conn to another loop, which needs it idle: let the
+	 * hang-up watch finish first (on_hup resumes from here). */
+	if (c->hup_op.busy) {
+		loop_cancel(c->loop, &c->hup_op);
+		return;
+	}
 	/* Pipelined bytes may already hold the next request. */
+	http_parser_pause(&c->parser, 0);
+	conn_parse(c);
+}
+
+static void on_hup(struct loop *l, struct io_op *op, int res, uint32_t flags)
+{
+	struct conn *c = container_of(op, struct conn, hup_op);
+
+	if (c->dead) {
+		conn_maybe_free(c);
+		return;
+	}
+	if (c->responding) {
+		/* The client went away in the middle of a stream: stop its command. */
+		if (res > 0)
+			conn_kill(c);
+		return;
+	}
 	http_parser_pause(&c->parser, 0);
 	conn_parse(c);
 }
@@ -292,6 +318,8 @@ void conn_stream_begin(struct conn *c, int status, const char *content_type)
 	n = format_head(c, head, sizeof(head), status, content_type, "Transfer-Encoding: chunked");
 	conn_queue(c, head, n, NULL, 0, NULL, 0);
 	conn_flush(c);
+	/* Streams can be silent for long; POLLRDHUP tells that the client is gone. */
+	io_uring_prep_poll_add(loop_sqe(c->loop, &c->hup_op), c->fd, POLLRDHUP);
 }
 
 void conn_stream_chunk(struct conn *c, const void *data, size_t len)
@@ -568,6 +596,7 @@ static void conn_new(struct loop *l, int fd)
 	c->fd = fd;
 	io_op_init(&c->read_op, on_read);
 	io_op_init(&c->write_op, on_write);
+	io_op_init(&c->hup_op, on_hup);
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
 	conn_link(l, c);

@@ -31,6 +31,7 @@ struct conn {
 	struct conn *prev, *next; /* loop->conns */
 	int fd;
 	struct io_op read_op, write_op, move_op;
+	struct io_op hup_op;      /* watches for the client hanging up during a stream */
 	struct __kernel_timespec read_ts;
 
 	http_parser parser;

@@ -136,6 +136,17 @@ static json_t *probe_kvm(void)
 			 ioctl(fd, KVM_GET_API_VERSION, 0));
 }
 
+/* Tiers the API names that this version cannot run yet. */
+static const char *const planned_tiers[] = { "function", "microvm", "vm" };
+
+bool info_tier_planned(const char *tier)
+{
+	for (size_t i = 0; i < ELEMENTSOF(planned_tiers); i++)
+		if (strcmp(tier, planned_tiers[i]) == 0)
+			return true;
+	return false;
+}
+
 static json_t *probe_tiers(void)
 {
 	const char *why = NULL;
@@ -145,15 +156,10 @@ static json_t *probe_tiers(void)
 	json_object_set_new(t, "container",
 			    r >= 0 ? json_pack("{s:b}", "available", 1) :
 				     json_pack("{s:b,s:s}", "available", 0, "reason", why));
-	json_object_set_new(t, "function",
-			    json_pack("{s:b,s:s}", "available", 0, "reason",
-				      "not implemented in this version"));
-	json_object_set_new(t, "microvm",
-			    json_pack("{s:b,s:s}", "available", 0, "reason",
-				      "not implemented in this version"));
-	json_object_set_new(t, "vm",
-			    json_pack("{s:b,s:s}", "available", 0, "reason",
-				      "not implemented in this version"));
+	for (size_t i = 0; i < ELEMENTSOF(planned_tiers); i++)
+		json_object_set_new(t, planned_tiers[i],
+				    json_pack("{s:b,s:s}", "available", 0, "reason",
+					      INFO_TIER_PLANNED_REASON));
 	return t;
 }
 

@@ -249,28 +249,24 @@ static void exec_maybe_free(struct exec_run *e)
 	sandbox_maybe_free(s);
 }
 
-static void exec_send(struct exec_run *e, json_t *line)
+/* One NDJSON line of a stream; takes the reference to line. */
+static void send_line(struct conn *c, json_t *line)
 {
-	char *txt;
+	char *txt = c && line ? json_dumps(line, JSON_COMPACT) : NULL;
+	size_t n;
 
-	if (!e->c || !line) {
-		json_decref(line);
-		return;
-	}
-	txt = json_dumps(line, JSON_COMPACT);
 	json_decref(line);
 	if (!txt)
 		return;
-	/* json_dumps leaves room for nothing more; a separate chunk for the newline would cost a
-	 * syscall, so append it to a copy. */
-	size_t n = strlen(txt);
+	n = strlen(txt);
+	/* The newline goes into the same chunk: one send per line. */
 	char *withnl = realloc(txt, n + 2);
 	if (!withnl) {
 		free(txt);
 		return;
 	}
 	withnl[n] = '\n';
-	conn_stream_chunk(e->c, withnl, n + 1);
+	conn_stream_chunk(c, withnl, n + 1);
 	free(withnl);
 }
 
@@ -309,8 +305,10 @@ static json_t *output_line(const char *stream, const char *data, size_t len)
 
 static void exec_finish(struct exec_run *e)
 {
-	if (e->finished)
+	if (e->finished) {
+		exec_maybe_free(e);
 		return;
+	}
 	e->finished = true;
 	loop_cancel(e->s->loop, &e->timeout_op);
 	loop_cancel(e->s->loop, &e->drain_op);
@@ -318,7 +316,7 @@ static void exec_finish(struct exec_run *e)
 	loop_cancel(e->s->loop, &e->err_op);
 	loop_cancel(e->s->loop, &e->in_op);
 	if (e->c) {
-		exec_send(e, json_pack("{s:i,s:b}", "exit_code", e->exit_code, "timed_out",
+		send_line(e->c, json_pack("{s:i,s:b}", "exit_code", e->exit_code, "timed_out",
 				       e->timed_out));
 		e->c->on_close = NULL;
 		e->c->handler = NULL;
@@ -346,7 +344,7 @@ static void on_exec_out(struct loop *l, struct io_op *op, int res, uint32_t flag
 	struct exec_run *e = container_of(op, struct exec_run, out_op);
 
 	if (res > 0 && !e->finished) {
-		exec_send(e, output_line("stdout", e->out_buf, res));
+		send_line(e->c, output_line("stdout", e->out_buf, res));
 		exec_read(e, op, e->out_fd, e->out_buf);
 		return;
 	}
@@ -359,7 +357,7 @@ static void on_exec_err(struct loop *l, struct io_op *op, int res, uint32_t flag
 	struct exec_run *e = container_of(op, struct exec_run, err_op);
 
 	if (res > 0 && !e->finished) {
-		exec_send(e, output_line("stderr", e->err_buf, res));
+		send_line(e->c, output_line("stderr", e->err_buf, res));
 		exec_read(e, op, e->err_fd, e->err_buf);
 		return;
 	}
@@ -465,6 +463,20 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 		.seccomp = d->seccomp,
 	};
 	r = s->backend->exec(&cfg, &res);
+	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC) {
+		/* The command could not be executed: answer as a shell would, 127 for "not
+		 * found" and 126 for "not executable", with the reason on stderr. */
+		char msg[SPEC_ERR_MAX + 64];
+
+		free(e);
+		snprintf(msg, sizeof(msg), "warren: %s: %s\n", spec->argv[0], strerror(-r));
+		conn_stream_begin(c, 200, "application/x-ndjson");
+		send_line(c, output_line("stderr", msg, strlen(msg)));
+		send_line(c, json_pack("{s:i,s:b}", "exit_code", r == -ENOENT ? 127 : 126,
+				       "timed_out", 0));
+		conn_stream_end(c);
+		return 0;
+	}
 	if (r < 0) {
 		free(e);
 		snprintf(err, SPEC_ERR_MAX, "starting '%s' in %s: %s", spec->argv[0], s->id,

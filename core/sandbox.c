@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "image.h"
+#include "info.h"
 #include "log.h"
 #include "sandbox.h"
 #include "syscall.h"
@@ -217,9 +218,9 @@ static void on_exit_waited(struct loop *l, struct io_op *op, int res, uint32_t f
 	s->pid = 0;
 	if (s->state == SANDBOX_RUNNING || s->state == SANDBOX_STOPPING)
 		sandbox_set_state(s, SANDBOX_EXITED);
+	/* Removal may free s: it is the last thing done with it here. */
 	if (s->removing)
 		sandbox_remove_step(s);
-	sandbox_maybe_free(s);
 }
 
 static void deleter_closed(struct conn *c)
@@ -299,8 +300,14 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 	io_op_init(&s->remove_timer_op, on_remove_timer);
 
 	s->backend = backend_find(spec->tier);
+	if (!s->backend && info_tier_planned(spec->tier)) {
+		snprintf(err, SPEC_ERR_MAX, "tier '%s' is unavailable on this node: %s; use 'container'",
+			 spec->tier, INFO_TIER_PLANNED_REASON);
+		return -EOPNOTSUPP;
+	}
 	if (!s->backend) {
-		snprintf(err, SPEC_ERR_MAX, "unknown tier '%s': this node runs 'container'",
+		snprintf(err, SPEC_ERR_MAX,
+			 "unknown tier '%s': tiers are container, function, microvm and vm",
 			 spec->tier);
 		return -EINVAL;
 	}

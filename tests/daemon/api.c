@@ -262,18 +262,24 @@ Test(api, slow_and_abandoned_clients_do_not_wedge_it)
 		close(fds[i]);
 	/* An exec whose client vanishes: the command is killed, the daemon carries on. */
 	const char *id = create(json_object());
+	static const char body[] = "{\"cmd\":[\"sleep\",\"1000\"]}";
 	char req[512];
 	snprintf(req, sizeof(req),
-		 "POST /v1/sandboxes/%s/exec HTTP/1.1\r\nHost: x\r\nContent-Length: 25\r\n\r\n"
-		 "{\"cmd\":[\"sleep\",\"1000\"]}",
-		 id);
+		 "POST /v1/sandboxes/%s/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%s",
+		 id, strlen(body), body);
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	cr_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	cr_assert(send(fd, req, strlen(req), 0) > 0);
-	usleep(100000);
-	close(fd);
-	const char *argv[] = { "sh", "-c", "sleep 0.3; pgrep -x sleep | wc -l", NULL };
+	/* The exec's first bytes mean the command runs; then the client goes away. */
+	char first[64];
+	cr_assert(read(fd, first, sizeof(first)) > 0);
+	const char *ps[] = { "sh", "-c", "cat /proc/[0-9]*/comm 2>/dev/null | grep -x sleep | wc -l", NULL };
 	char *out;
+	cr_expect_eq(run_exec(id, ps, &out, NULL), 0);
+	cr_expect_str_eq(out, "1\n", "the exec's sleep is not running");
+	free(out);
+	close(fd);
+	const char *argv[] = { "sh", "-c", "sleep 0.3; cat /proc/[0-9]*/comm 2>/dev/null | grep -x sleep | wc -l", NULL };
 	cr_expect_eq(run_exec(id, argv, &out, NULL), 0);
 	cr_expect_str_eq(out, "0\n", "the abandoned exec's sleep is still running");
 	free(out);
