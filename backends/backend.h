@@ -62,5 +62,10 @@ struct backend_ops {
 
 extern const struct backend_ops container_backend;
 
+/* A sealed, close-on-exec memfd holding a copy of the static warren-init at path, for
+ * spawn_config.init_fd (the fix for runc's CVE-2019-5736: a sandbox that reaches its init's
+ * binary cannot change it). Main thread, at start-up; the caller owns the fd. -errno. */
+int container_init_memfd(const char *path);
+
 /* NULL if no tier has that name. */
 const struct backend_ops *backend_find(const char *tier);

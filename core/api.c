@@ -20,8 +20,10 @@ enum route {
 	ROUTE_SANDBOX_SIGNAL,
 };
 
-/* Splits the path into a route and, for sandbox routes, the id. */
-static enum route route_of(const char *path, char id[SANDBOX_ID_LEN + 1])
+#define ID_ARG_MAX 64
+
+/* Splits the path into a route and, for sandbox routes, the id as given. */
+static enum route route_of(const char *path, char id[ID_ARG_MAX + 1])
 {
 	static const char prefix[] = "/v1/sandboxes/";
 	const char *p, *rest;
@@ -35,12 +37,8 @@ static enum route route_of(const char *path, char id[SANDBOX_ID_LEN + 1])
 		return ROUTE_NONE;
 	p = path + sizeof(prefix) - 1;
 	rest = strchrnul(p, '/');
-	n = rest - p;
-	if (n != SANDBOX_ID_LEN)
-		return ROUTE_NONE;
-	for (size_t i = 0; i < n; i++)
-		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
-			return ROUTE_NONE;
+	/* Any id is routed; one of the wrong form just names no sandbox (404). */
+	n = MIN((size_t)(rest - p), (size_t)ID_ARG_MAX);
 	memcpy(id, p, n);
 	id[n] = '\0';
 	if (!*rest)
@@ -133,7 +131,7 @@ static int validate_body(enum route r, const struct http_request *req, char err[
 
 int api_validate(const struct http_request *req)
 {
-	char id[SANDBOX_ID_LEN + 1], err[SPEC_ERR_MAX] = "";
+	char id[ID_ARG_MAX + 1], err[SPEC_ERR_MAX] = "";
 	enum route r = route_of(req->path, id);
 
 	if (r == ROUTE_NONE)
@@ -274,7 +272,7 @@ static void handle_signal(struct conn *c, struct sandbox *s, json_t *body)
 
 static void handle_sandbox(struct conn *c, enum route r, const char *id, json_t *body)
 {
-	struct loop *owner = loop_for_id(c->loop->d, id);
+	struct loop *owner = strlen(id) == SANDBOX_ID_LEN ? loop_for_id(c->loop->d, id) : NULL;
 	struct sandbox *s;
 
 	if (owner && owner != c->loop) {
@@ -310,7 +308,7 @@ static void handle_sandbox(struct conn *c, enum route r, const char *id, json_t 
 
 void api_handle(struct conn *c)
 {
-	char id[SANDBOX_ID_LEN + 1] = "", err[SPEC_ERR_MAX] = "";
+	char id[ID_ARG_MAX + 1] = "", err[SPEC_ERR_MAX] = "";
 	_cleanup_(json_decrefp) json_t *body = NULL;
 	enum route r = route_of(c->req.path, id);
 

@@ -95,17 +95,19 @@ static json_t *probe_lsm(void)
 	long abi;
 	bool apparmor;
 
-	read_line("/sys/kernel/security/lsm", lsms, sizeof(lsms));
-	/* AppArmor counts only when it is both in the LSM list and enabled. */
-	apparmor = list_has(lsms, "apparmor") &&
+	/* Without securityfs mounted the list is unknown; say so rather than "none". */
+	bool known = read_line("/sys/kernel/security/lsm", lsms, sizeof(lsms));
+
+	if (!known)
+		snprintf(lsms, sizeof(lsms), "unknown (securityfs is not mounted)");
+	/* AppArmor counts only when it is enabled, and listed where the list is known. */
+	apparmor = (!known || list_has(lsms, "apparmor")) &&
 		   read_line("/sys/module/apparmor/parameters/enabled", aa, sizeof(aa)) &&
 		   aa[0] == 'Y';
 	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	return json_pack("{s:s,s:b,s:o,s:b,s:b,s:s}", "active", lsms, "apparmor", apparmor,
-			 "landlock_abi", abi > 0 ? json_integer(abi) : json_false(), "selinux",
-			 list_has(lsms, "selinux"), "bpf_lsm_listed", list_has(lsms, "bpf"),
-			 "enforced_by_warren",
-			 "none yet: the container tier relies on namespaces, seccomp and cgroups");
+	return json_pack("{s:s,s:b,s:o,s:b,s:b}", "active", lsms, "apparmor", apparmor, "landlock",
+			 abi > 0 ? json_integer(abi) : json_false(), "selinux",
+			 list_has(lsms, "selinux"), "bpf_lsm", list_has(lsms, "bpf"));
 }
 
 static json_t *probe_kvm(void)
@@ -163,6 +165,15 @@ static json_t *probe_tiers(void)
 	return t;
 }
 
+/* The layers the container tier applies to every sandbox on this node, and those it does not,
+ * so that nobody takes a layer for active that is not. */
+static json_t *containment(void)
+{
+	return json_pack("{s:b,s:b,s:b,s:b,s:b,s:b,s:s}", "user_namespace", 1, "seccomp", 1,
+			 "no_new_privs", 1, "landlock", 0, "apparmor", 0, "network_allowlist", 0,
+			 "network", "loopback only (no network namespace is connected)");
+}
+
 json_t *info_probe(const struct daemon *d)
 {
 	json_t *images = json_array();
@@ -173,11 +184,12 @@ json_t *info_probe(const struct daemon *d)
 	read_line("/proc/sys/kernel/seccomp/actions_avail", actions, sizeof(actions));
 
 	return json_pack(
-		"{s:s,s:i,s:{s:s,s:s},s:o,s:o,s:o,s:o,s:{s:b,s:s},s:o,s:i,s:{s:I,s:I},s:s}",
+		"{s:s,s:i,s:{s:s,s:s},s:o,s:o,s:o,s:o,s:b,s:s,s:o,s:i,s:{s:I,s:I},s:s,s:o}",
 		"version", WARREN_VERSION, "cores", (int)d->n_loops, "cgroup", "mode",
 		cg_mode_to_string(cg_node_mode(d->cg)), "v2_path", cg_node_v2_path(d->cg), "tiers",
 		probe_tiers(), "lsm", probe_lsm(), "kvm", probe_kvm(), "io_uring", probe_uring(),
-		"seccomp", "available", actions[0] != '\0', "actions", actions, "images", images,
+		"seccomp", actions[0] != '\0', "seccomp_actions", actions, "images", images,
 		"max_sandboxes", (int)d->max_sandboxes, "uid_range", "base", (json_int_t)d->uid_base,
-		"count", (json_int_t)d->uid_count, "socket", d->socket_path);
+		"count", (json_int_t)d->uid_count, "socket", d->socket_path, "containment",
+		containment());
 }

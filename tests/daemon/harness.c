@@ -123,7 +123,11 @@ void daemon_stop(void)
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "warrend exited uncleanly (status 0x%x)", status);
 	cr_expect(stat(v2_parent(), &st) < 0, "warrend left %s behind", v2_parent());
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", D.dir);
+	/* Never recurse into a mount warrend left behind (the read-only image, say). */
+	snprintf(cmd, sizeof(cmd),
+		 "grep -o ' %s/[^ ]*' /proc/self/mountinfo | xargs -r umount -l; "
+		 "rm -rf --one-file-system %s",
+		 D.dir, D.dir);
 	(void)!system(cmd);
 }
 

@@ -133,17 +133,15 @@ Test(isolation, fork_bomb_stops_at_pids_max)
 
 Test(isolation, exec_joins_the_same_namespaces)
 {
-	const char *id = create(json_pack("{s:[s,s]}", "cmd", "sh", "-c",
-					  "readlink /proc/self/ns/pid /proc/self/ns/mnt "
-					  "/proc/self/ns/net /proc/self/ns/user; sleep 1000"));
+#define NS_SCRIPT "for n in pid mnt net user uts ipc cgroup; do readlink /proc/self/ns/$n; done"
+	const char *id = create(json_pack("{s:[s,s,s]}", "cmd", "sh", "-c", NS_SCRIPT "; sleep 1000"));
 	struct warren_response resp = {};
 	char idc[16], path[64];
 	char *out;
 
 	snprintf(idc, sizeof(idc), "%s", id);
 	usleep(300000);
-	const char *argv[] = { "readlink", "/proc/self/ns/pid", "/proc/self/ns/mnt",
-			       "/proc/self/ns/net", "/proc/self/ns/user", NULL };
+	const char *argv[] = { "sh", "-c", NS_SCRIPT, NULL };
 	cr_expect_eq(run_exec(idc, argv, &out, NULL), 0);
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s/logs", idc);
 	cr_assert(warren_request(D.client, "GET", path, NULL, &resp) >= 0);

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "log.h"
+#include "syscall.h"
+
+/* The parent side of the container tier: it validates the config, computes every string and
+ * array the child will need, clones, finishes what only the host can do (uid/gid maps, v1
+ * cgroups), releases the child and waits for its exec. Runs on a loop thread; blocks for the
+ * child's setup (a few hundred microseconds, see FIELD-NOTES.md). */
+
+#define NS_FLAGS \
+	(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET)
+
+static void kill_and_reap(int pidfd)
+{
+	siginfo_t si;
+
+	/* Killing a pid namespace's init kills the whole namespace; waitid returns only after
+	 * the kernel has reaped everything in it. */
+	(void)sys_pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+	while (waitid((idtype_t)P_PIDFD, pidfd, &si, WEXITED) < 0 && errno == EINTR)
+		;
+}
+
+/* 0 once the child closed its end by exec'ing, or its -errno. */
+static int read_child_error(int fd, const char *what)
+{
+	struct child_error e;
+	size_t got = 0;
+
+	while (got < sizeof(e)) {
+		ssize_t n = read(fd, (char *)&e + got, sizeof(e) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += n;
+	}
+	if (got == 0)
+		return 0;
+	if (got != sizeof(e) || e.err <= 0)
+		return -EIO;
+	/* A missing command or working directory is the user's mistake, and a sandbox that
+	 * exited under an exec a normal race: not the node's problems. */
+	if (e.step == STEP_EXEC || e.step == STEP_CHDIR || (e.step == STEP_SETNS && e.err == ESRCH))
+		return log_debug_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
+	return log_warn_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
+}
+
+/* The sandbox's root is host uid_base; host root writes the maps, so the kernel accepts any
+ * range and leaves setgroups allowed inside. */
+static int write_id_map(pid_t pid, const char *file, uid_t base, uint32_t count)
+{
+	char path[64], line[64];
+	_cleanup_close_ int fd = -EBADF;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	n = snprintf(line, sizeof(line), "0 %u %u\n", (unsigned)base, (unsigned)count);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, n) != n)
+		return errno_or(EIO);
+	return 0;
+}
+
+static int pipe_above_stdio(int fds[2])
+{
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	/* The children move descriptors onto 0-2; a pipe end sitting there would be lost. */
+	for (int i = 0; i < 2; i++)
+		if (fds[i] < 3) {
+			int fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+
+			if (fd < 0)
+				return -errno;
+			close(fds[i]);
+			fds[i] = fd;
+		}
+	return 0;
+}
+
+static size_t strv_length(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static int container_probe(const char **ret_why)
+{
+	struct clone_args args = { .flags = CLONE_PIDFD | NS_FLAGS, .exit_signal = SIGCHLD };
+	_cleanup_close_ int pidfd = -EBADF;
+	pid_t pid;
+
+	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	/* Try the real thing: a child in all the namespaces a sandbox gets. */
+	pid = sys_clone3(&args);
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0) {
+		switch (pid) {
+		case -ENOSYS:
+			*ret_why = "the kernel lacks clone3 (Linux 5.3)";
+			break;
+		case -EPERM:
+		case -ENOSPC:
+			*ret_why = "user namespaces are disabled (user.max_user_namespaces)";
+			break;
+		case -EINVAL:
+			*ret_why = "the kernel lacks a namespace type "
+				   "(user, pid, mount, uts, ipc or net)";
+			break;
+		default:
+			*ret_why = "clone3 with new namespaces failed";
+		}
+		return pid;
+	}
+	kill_and_reap(pidfd);
+	return 0;
+}
+
+static const char *const no_env[] = { NULL };
+
+/* Everything spawn_child() needs that takes allocation or formatting. The caller owns *ret_argv,
+ * which p->argv points to. */
+static int spawn_plan_init(struct spawn_plan *p, const struct spawn_config *c, char ***ret_argv)
+{
+	size_t n = strv_length(c->argv);
+	char **argv;
+
+	if (!c->id || !*c->id || strlen(c->id) > HOST_NAME_MAX || c->init_fd < 0 ||
+	    !c->rootfs || !c->scratch || c->disk_bytes == 0 || c->uid_count == 0 ||
+	    (uint64_t)c->uid_base + c->uid_count > UINT32_MAX)
+		return -EINVAL;
+
+	argv = calloc(n + 3, sizeof(char *));
+	if (!argv)
+		return -ENOMEM;
+	argv[0] = (char *)"warren-init";
+	if (n > 0) {
+		argv[1] = (char *)"--";
+		memcpy(argv + 2, c->argv, n * sizeof(char *));
+	}
+
+	p->c = *c;
+	if (!p->c.envp)
+		p->c.envp = (char *const *)no_env;
+	p->argv = argv;
+	snprintf(p->scratch_size, sizeof(p->scratch_size), "%llu",
+		 (unsigned long long)c->disk_bytes);
+	/* Inodes cost kernel memory whatever their size: one per 4 KiB of the cap. */
+	snprintf(p->scratch_inodes, sizeof(p->scratch_inodes), "%llu",
+		 (unsigned long long)MAX(c->disk_bytes / 4096, 1024));
+	*ret_argv = argv;
+	return 0;
+}
+
+static int container_start(const struct spawn_config *c, struct spawn_result *ret)
+{
+	_cleanup_free_ struct spawn_plan *p = NULL;
+	_cleanup_free_ char **argv = NULL;
+	_cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
+	_cleanup_close_ int pidfd = -EBADF;
+	pid_t pid;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	r = spawn_plan_init(p, c, &argv);
+	if (r < 0)
+		return r;
+	r = pipe_above_stdio(sync);
+	if (r < 0)
+		return r;
+	r = pipe_above_stdio(err);
+	if (r < 0)
+		return r;
+	p->sync_rd = sync[0], p->sync_wr = sync[1];
+	p->err_rd = err[0], p->err_wr = err[1];
+
+	struct clone_args args = {
+		.flags = CLONE_PIDFD | NS_FLAGS,
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	if (c->cgroup_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)c->cgroup_fd;
+	}
+	pid = sys_clone3(&args);
+	if (pid < 0)
+		return log_warn_errno(pid, "sandbox %s: clone3", c->id);
+	if (pid == 0)
+		spawn_child(p);
+
+	sync[0] = safe_close(sync[0]);
+	err[1] = safe_close(err[1]);
+
+	r = write_id_map(pid, "uid_map", c->uid_base, c->uid_count);
+	if (r < 0) {
+		log_warn_errno(r, "sandbox %s: write uid_map", c->id);
+		goto fail;
+	}
+	r = write_id_map(pid, "gid_map", c->uid_base, c->uid_count);
+	if (r < 0) {
+		log_warn_errno(r, "sandbox %s: write gid_map", c->id);
+		goto fail;
+	}
+	if (c->cg) {
+		r = cg_attach(c->cg, pid);
+		if (r < 0) {
+			log_warn_errno(r, "sandbox %s: attach to the v1 cgroups", c->id);
+			goto fail;
+		}
+	}
+	if (write(sync[1], "", 1) != 1) {
+		r = errno_or(EIO);
+		goto fail;
+	}
+	r = read_child_error(err[0], c->id);
+	if (r < 0)
+		goto fail;
+
+	ret->pidfd = TAKE_FD(pidfd);
+	ret->pid = pid;
+	return 0;
+fail:
+	kill_and_reap(pidfd);
+	return r;
+}
+
+static const char *env_path(char *const *envp)
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			return envp[i] + 5;
+	return DEFAULT_PATH;
+}
+
+static void reap(int pidfd)
+{
+	siginfo_t si;
+
+	while (waitid((idtype_t)P_PIDFD, pidfd, &si, WEXITED) < 0 && errno == EINTR)
+		;
+}
+
+static int container_exec(const struct exec_config *c, struct spawn_result *ret)
+{
+	_cleanup_close_pair_ int err[2] = { -EBADF, -EBADF }, pidp[2] = { -EBADF, -EBADF },
+				 alive[2] = { -EBADF, -EBADF };
+	_cleanup_close_ int a_pidfd = -EBADF, b_pidfd = -EBADF;
+	struct exec_config cc = *c;
+	struct exec_plan p = { .c = &cc };
+	pid_t a, b = 0;
+	int r;
+
+	if (!c->argv || !c->argv[0] || !*c->argv[0] || c->sandbox_pidfd < 0)
+		return -EINVAL;
+	if (!cc.envp)
+		cc.envp = (char *const *)no_env;
+	p.path = env_path(cc.envp);
+
+	if ((r = pipe_above_stdio(err)) < 0 || (r = pipe_above_stdio(pidp)) < 0 ||
+	    (r = pipe_above_stdio(alive)) < 0)
+		return r;
+	p.err_wr = err[1];
+	p.pid_wr = pidp[1];
+	p.alive_rd = alive[0];
+
+	struct clone_args args = {
+		.flags = CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&a_pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	if (c->cgroup_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)c->cgroup_fd;
+	}
+	a = sys_clone3(&args);
+	if (a < 0)
+		return log_warn_errno(a, "exec: clone3");
+	if (a == 0)
+		exec_child(&p);
+
+	err[1] = safe_close(err[1]);
+	pidp[1] = safe_close(pidp[1]);
+	alive[0] = safe_close(alive[0]);
+
+	/* A only sets up and clones: it is gone in a moment, whatever happened. */
+	reap(a_pidfd);
+	if (read(pidp[0], &b, sizeof(b)) == sizeof(b) && b > 0) {
+		b_pidfd = sys_pidfd_open(b, 0);
+		if (b_pidfd < 0) /* cannot happen to an unreaped child of ours */
+			return log_warn_errno(b_pidfd, "exec: pidfd_open");
+	}
+
+	/* EOF once B has exec'd; an error from A, or from B, which then exits. */
+	r = read_child_error(err[0], "exec");
+	if (r < 0) {
+		if (b_pidfd >= 0) /* B is our child: no zombie goes anywhere else */
+			kill_and_reap(b_pidfd);
+		return r;
+	}
+	if (b_pidfd < 0)
+		return -EIO;
+	ret->pidfd = TAKE_FD(b_pidfd);
+	ret->pid = b;
+	return 0;
+}
+
+const struct backend_ops container_backend = {
+	.name = "container",
+	.probe = container_probe,
+	.start = container_start,
+	.exec = container_exec,
+};

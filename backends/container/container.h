@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* Internals of the container tier, shared by its parent side (container.c) and the code that
+ * runs in its clone3 children (spawn-child.c, exec-child.c, child.c). Everything a child
+ * needs is computed by the parent into a plan before the clone: the child only reads it from
+ * its copy of the parent's memory, so it never allocates (STYLE.md 23). */
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend.h"
+#include "macro.h"
+
+/* Where a child failed, reported to the parent with the errno through the error pipe. */
+enum child_step {
+	STEP_SIGNALS,
+	STEP_SYNC,
+	STEP_CGROUP_NS,
+	STEP_OPEN_ROOT,
+	STEP_SETGROUPS,
+	STEP_SETGID,
+	STEP_SETUID,
+	STEP_PDEATHSIG,
+	STEP_HOSTNAME,
+	STEP_MOUNT_PRIVATE,
+	STEP_MOUNT_SCRATCH,
+	STEP_MKDIR_LAYERS,
+	STEP_MOUNT_OVERLAY,
+	STEP_MOUNT_PROC,
+	STEP_MOUNT_SYS,
+	STEP_MOUNT_DEV,
+	STEP_PIVOT_ROOT,
+	STEP_MASK_PROC,
+	STEP_LOOPBACK,
+	STEP_CHDIR,
+	STEP_CAPS,
+	STEP_STDIO,
+	STEP_CLOSE_FDS,
+	STEP_SECCOMP,
+	STEP_EXEC,
+	STEP_CGROUP_ATTACH,
+	STEP_SETNS,
+	STEP_FORK,
+	_STEP_MAX,
+};
+
+const char *child_step_to_string(enum child_step s);
+
+/* What a failing child writes into the error pipe; err is a positive errno. */
+struct child_error {
+	int32_t step;
+	int32_t err;
+};
+
+/* Prepared by container_start() for spawn_child(). */
+struct spawn_plan {
+	struct spawn_config c;          /* the caller's, with defaults filled in */
+	char *const *argv;              /* "warren-init" ["--" cmd...] */
+	char scratch_size[24];          /* tmpfs size= of the writable layer, in bytes */
+	char scratch_inodes[24];        /* and its nr_inodes= */
+	int sync_rd, sync_wr;           /* one byte from the parent: maps and cgroups are set */
+	int err_rd, err_wr;
+};
+
+/* Prepared by container_exec() for exec_child(). */
+struct exec_plan {
+	const struct exec_config *c;
+	const char *path;               /* PATH from envp, or the default */
+	int err_wr;                     /* A's and B's errors */
+	int pid_wr;                     /* A reports B's pid */
+	int alive_rd;                   /* its write end stays in the daemon: POLLHUP if it died */
+};
+
+_noreturn_ void spawn_child(const struct spawn_plan *p);
+_noreturn_ void exec_child(const struct exec_plan *p);
+
+/* Async-signal-safe helpers for the children (child.c). */
+_noreturn_ void child_fail(int err_fd, enum child_step step, int err);
+/* Default dispositions and an empty mask: the daemon blocks signals for its signalfd and
+ * ignores SIGPIPE, and both would survive exec. */
+int child_reset_signals(void);
+/* Bounding, ambient, effective, permitted and inheritable sets to the container default. */
+int child_drop_caps(void);
+/* Moves fds[i] to descriptor i for i < n (a negative entry gets /dev/null). The results are
+ * not close-on-exec; descriptors from n up are left as they were. */
+int child_install_fds(const int *fds, int n);
+/* 0 if the pipe's write end is still open somewhere, -ESRCH once every writer closed it. */
+int child_writer_alive(int rd);
+/* execve() with a PATH search on stack buffers; returns the most telling -errno. */
+int child_execvpe(const char *file, char *const argv[], char *const envp[], const char *path);
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "net.h"
+#include "profile.h"
+#include "syscall.h"
+
+/* The sandbox's init before exec. It runs as the first process of new user, pid, mount, UTS,
+ * IPC and network namespaces, with every capability inside the new user namespace and none
+ * outside it. Async-signal-safe code only (see child.c). Order matters where commented. */
+
+#define CHECK(step, expr)                                  \
+	do {                                               \
+		if ((expr) < 0)                            \
+			child_fail(p->err_wr, (step), errno); \
+	} while (0)
+#define CHECK_R(step, expr)                                \
+	do {                                               \
+		int _r = (expr);                           \
+		if (_r < 0)                                \
+			child_fail(p->err_wr, (step), -_r); \
+	} while (0)
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	return mkdir(path, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* An empty regular file to bind a device node over (mknod is refused in a user namespace). */
+static int touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/* A tiny /dev: a tmpfs with the host's harmless device nodes bound in, a private devpts
+ * instance, /dev/shm and /dev/mqueue. Relative to the new root, which is the working
+ * directory. */
+static void mount_dev(const struct spawn_plan *p)
+{
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", "dev/fd" },        { "/proc/self/fd/0", "dev/stdin" },
+		{ "/proc/self/fd/1", "dev/stdout" },  { "/proc/self/fd/2", "dev/stderr" },
+		{ "pts/ptmx", "dev/ptmx" },
+	};
+	char host[32] = "/dev/", target[32] = "dev/";
+
+	CHECK(STEP_MOUNT_DEV, mkdir_p("dev", 0755));
+	CHECK(STEP_MOUNT_DEV, mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+				    "mode=0755,size=65536,nr_inodes=1024"));
+	for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
+		strcpy(host + 5, nodes[i]);
+		strcpy(target + 4, nodes[i]);
+		CHECK(STEP_MOUNT_DEV, touch(target));
+		/* /dev/tty only works with a controlling terminal, and the host may have none
+		 * reachable (ENXIO is at open, not here): the bind itself must succeed. */
+		CHECK(STEP_MOUNT_DEV, mount(host, target, NULL, MS_BIND, NULL));
+	}
+	CHECK(STEP_MOUNT_DEV, mkdir_p("dev/pts", 0755));
+	/* newinstance: a devpts of our own, so the sandbox cannot reach the host's ptys. */
+	CHECK(STEP_MOUNT_DEV, mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+				    "newinstance,ptmxmode=0666,mode=0620"));
+	for (size_t i = 0; i < ELEMENTSOF(links); i++)
+		CHECK(STEP_MOUNT_DEV, symlink(links[i][0], links[i][1]));
+	CHECK(STEP_MOUNT_DEV, mkdir_p("dev/shm", 01777));
+	CHECK(STEP_MOUNT_DEV, mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+				    "mode=1777"));
+	/* POSIX message queues belong to the IPC namespace we own; a kernel without mqueue
+	 * (CONFIG_POSIX_MQUEUE=n) just goes without. */
+	CHECK(STEP_MOUNT_DEV, mkdir_p("dev/mqueue", 0755));
+	if (mount("mqueue", "dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 &&
+	    errno != ENODEV && errno != EPERM)
+		child_fail(p->err_wr, STEP_MOUNT_DEV, errno);
+}
+
+/* Paths of /proc that show or change host state a sandbox must not see, as runc masks them.
+ * Runs after pivot_root: absolute paths are the sandbox's. Missing ones (the kernel config
+ * decides which exist) are skipped. */
+static void mask_proc(const struct spawn_plan *p)
+{
+	static const char *const files[] = {
+		"/proc/kcore",      "/proc/kpagecgroup",   "/proc/kpageflags", "/proc/kpagecount",
+		"/proc/sysrq-trigger", "/proc/timer_list", "/proc/keys",       "/proc/kallsyms",
+		"/proc/latency_stats", "/proc/sched_debug", "/proc/timer_stats",
+	};
+	static const char *const dirs[] = { "/proc/acpi", "/proc/scsi" };
+	static const char *const read_only[] = { "/proc/sys", "/proc/bus", "/proc/fs",
+						 "/proc/irq" };
+	const unsigned long proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+	for (size_t i = 0; i < ELEMENTSOF(files); i++)
+		if (mount("/dev/null", files[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+			child_fail(p->err_wr, STEP_MASK_PROC, errno);
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+		if (mount("tmpfs", dirs[i], "tmpfs", MS_RDONLY | proc_flags,
+			  "size=0,nr_inodes=1") < 0 && errno != ENOENT)
+			child_fail(p->err_wr, STEP_MASK_PROC, errno);
+	for (size_t i = 0; i < ELEMENTSOF(read_only); i++) {
+		if (mount(read_only[i], read_only[i], NULL, MS_BIND | MS_REC, NULL) < 0) {
+			if (errno == ENOENT)
+				continue;
+			child_fail(p->err_wr, STEP_MASK_PROC, errno);
+		}
+		/* A remount in a user namespace must repeat the locked flags of the proc mount
+		 * (nosuid, nodev, noexec), or the kernel refuses it with EPERM. */
+		CHECK(STEP_MASK_PROC, mount(NULL, read_only[i], NULL,
+					    MS_BIND | MS_REMOUNT | MS_RDONLY | proc_flags, NULL));
+	}
+}
+
+/* "/proc/self/fd/N": a path to what fd N is, which the kernel resolves without looking at the
+ * directories above it (the daemon's state directories need not be reachable by uid_base). */
+static const char *fd_path(char buf[32], int fd)
+{
+	char digits[12];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) > 0);
+	memcpy(buf, "/proc/self/fd/", 14);
+	for (int i = 0; i < n; i++)
+		buf[14 + i] = digits[n - 1 - i];
+	buf[14 + n] = '\0';
+	return buf;
+}
+
+/* The new root, built with the new mount API (Linux 5.2) on fds so that no host path is walked
+ * as uid_base: a detached tmpfs holds the overlay's upper and work directories (it is never
+ * attached anywhere; the overlay keeps it alive, and it dies with the sandbox), and the overlay
+ * is attached on the scratch directory. Its options show only /proc/self/fd paths, so the
+ * sandbox's mountinfo names no host directory. Returns 0, or the step that failed with errno
+ * set. */
+static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd)
+{
+	char lower[32], upper[32], work[32];
+	int tfs, tmnt, ufd, wfd, ofs, omnt;
+
+	tfs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (tfs < 0 || fsconfig(tfs, FSCONFIG_SET_STRING, "size", p->scratch_size, 0) < 0 ||
+	    fsconfig(tfs, FSCONFIG_SET_STRING, "nr_inodes", p->scratch_inodes, 0) < 0 ||
+	    fsconfig(tfs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+	    fsconfig(tfs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return STEP_MOUNT_SCRATCH;
+	tmnt = fsmount(tfs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (tmnt < 0)
+		return STEP_MOUNT_SCRATCH;
+	if (mkdirat(tmnt, "upper", 0755) < 0 || mkdirat(tmnt, "work", 0755) < 0)
+		return STEP_MKDIR_LAYERS;
+	ufd = openat(tmnt, "upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	wfd = openat(tmnt, "work", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ufd < 0 || wfd < 0)
+		return STEP_MKDIR_LAYERS;
+
+	/* userxattr: overlay keeps its metadata in user.overlay.* xattrs, which a user
+	 * namespace may set (trusted.* it may not: the kernel would log a fallback per mount). */
+	ofs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (ofs < 0 ||
+	    fsconfig(ofs, FSCONFIG_SET_STRING, "lowerdir", fd_path(lower, rootfs_fd), 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_SET_STRING, "upperdir", fd_path(upper, ufd), 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_SET_STRING, "workdir", fd_path(work, wfd), 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(ofs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return STEP_MOUNT_OVERLAY;
+	omnt = fsmount(ofs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
+	if (omnt < 0 || move_mount(omnt, "", scratch_fd, "",
+				   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return STEP_MOUNT_OVERLAY;
+	/* From here on, paths are relative to the new root. */
+	if (fchdir(omnt) < 0)
+		return STEP_MOUNT_OVERLAY;
+	close(tfs), close(tmnt), close(ufd), close(wfd), close(ofs), close(omnt);
+	return 0;
+}
+
+static void mount_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd)
+{
+	enum child_step step;
+
+	/* Nothing we mount may propagate back to the host's mount table. */
+	CHECK(STEP_MOUNT_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	step = make_root(p, rootfs_fd, scratch_fd);
+	if (step)
+		child_fail(p->err_wr, step, errno);
+
+	/* proc must be mounted while the host's /proc is still reachable: the kernel only
+	 * allows a new proc mount in a user namespace where a full one is visible (after the
+	 * old root is gone: EPERM). It shows our pid namespace. */
+	CHECK(STEP_MOUNT_PROC, mkdir_p("proc", 0555));
+	CHECK(STEP_MOUNT_PROC,
+	      mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
+	/* sysfs needs the network namespace to be ours (it is) and no masked /sys on the host;
+	 * where the kernel refuses, the sandbox goes without /sys. */
+	CHECK(STEP_MOUNT_SYS, mkdir_p("sys", 0555));
+	if (mount("sysfs", "sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0 && errno != EPERM)
+		child_fail(p->err_wr, STEP_MOUNT_SYS, errno);
+	mount_dev(p);
+	CHECK(STEP_MKDIR_LAYERS, mkdir_p("tmp", 01777));
+
+	/* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves
+	 * only the sandbox's tree, without needing a directory for the old root. */
+	CHECK_R(STEP_PIVOT_ROOT, sys_pivot_root(".", "."));
+	CHECK(STEP_PIVOT_ROOT, umount2(".", MNT_DETACH));
+	CHECK(STEP_PIVOT_ROOT, chdir("/"));
+}
+
+void spawn_child(const struct spawn_plan *p)
+{
+	const struct spawn_config *c = &p->c;
+	int rootfs_fd, scratch_fd;
+	char byte;
+	ssize_t n;
+
+	close(p->sync_wr);
+	close(p->err_rd);
+	CHECK_R(STEP_SIGNALS, child_reset_signals());
+
+	/* Wait until the parent has written our uid/gid maps and moved us into the v1 cgroups.
+	 * EOF means the parent gave up (or died): leave quietly. */
+	do
+		n = read(p->sync_rd, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		child_fail(p->err_wr, STEP_SYNC, n < 0 ? errno : ECANCELED);
+
+	/* After the v1 attach, so that the namespace's root is the sandbox's own cgroup in every
+	 * hierarchy (at clone time it would show "/../../x" for the v1 ones). */
+	CHECK(STEP_CGROUP_NS, unshare(CLONE_NEWCGROUP));
+
+	/* The lower layer and the mount point, opened while we are still host uid 0: as
+	 * uid_base we may have no right to walk the daemon's directories above them. Opened
+	 * here and not by the parent, so that they name mounts of our own mount namespace, as
+	 * overlayfs and move_mount require. */
+	rootfs_fd = open(c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(STEP_OPEN_ROOT, rootfs_fd);
+	scratch_fd = open(c->scratch, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(STEP_OPEN_ROOT, scratch_fd);
+
+	/* Become root of the sandbox (host uid_base). We keep the capabilities the new user
+	 * namespace gave us: the kernel clears them only when a uid that was root in this
+	 * namespace changes to non-root, and our old uid (host 0) is not mapped here. */
+	CHECK(STEP_SETGROUPS, setgroups(0, NULL));
+	CHECK(STEP_SETGID, setresgid(0, 0, 0));
+	CHECK(STEP_SETUID, setresuid(0, 0, 0));
+	/* After the uid change, which clears it. A daemon that died before this point has
+	 * closed its end of the sync pipe. */
+	CHECK(STEP_PDEATHSIG, prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
+	CHECK_R(STEP_PDEATHSIG, child_writer_alive(p->sync_rd));
+
+	CHECK(STEP_HOSTNAME, sethostname(c->id, strlen(c->id)));
+	umask(022);
+	mount_root(p, rootfs_fd, scratch_fd);
+	mask_proc(p);
+	CHECK_R(STEP_LOOPBACK, net_loopback_up());
+	CHECK(STEP_CHDIR, chdir(c->cwd ? c->cwd : "/"));
+	CHECK_R(STEP_CAPS, child_drop_caps());
+
+	int fds[3] = { -EBADF, c->stdio_fd, c->stdio_fd };
+	CHECK_R(STEP_STDIO, child_install_fds(fds, 3));
+	/* Everything else the daemon had open stays out of the sandbox; the error pipe and the
+	 * init memfd are among them and close at exec, which tells the parent we made it. */
+	CHECK_R(STEP_CLOSE_FDS, sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC));
+	if (c->seccomp)
+		CHECK_R(STEP_SECCOMP, profile_seccomp_apply(c->seccomp));
+
+	CHECK_R(STEP_EXEC, sys_execveat(c->init_fd, "", p->argv, c->envp, AT_EMPTY_PATH));
+	child_fail(p->err_wr, STEP_EXEC, EIO);
+}

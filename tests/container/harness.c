@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "log.h"
+#include "profile.h"
+#include "syscall.h"
+
+struct ctr T = { .cgroup_fd = -1, .init_fd = -1, .log_rd = -1, .log_wr = -1,
+		 .init = { .pidfd = -1 } };
+
+static const char *build_dir(void)
+{
+	const char *b = getenv("WARREN_BUILD_DIR");
+
+	cr_assert(b, "WARREN_BUILD_DIR is not set (run the tests with meson test)");
+	return b;
+}
+
+/* The lower layer: busybox, a few applet links, the probe, and a marker file, every file owned
+ * by UID_BASE (root inside) since mkfs.erofs 1.5 has no uid shift. */
+static void build_image(void)
+{
+	char cmd[2048];
+	int r;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; s=%1$s/stage; mkdir -p $s/bin $s/usr/bin $s/proc $s/sys $s/dev $s/tmp "
+		 "$s/etc $s/root; cp /bin/busybox $s/bin/; "
+		 "for a in sh true false cat echo sleep ls mkdir rm touch id dd grep kill ps; do "
+		 "ln -s busybox $s/bin/$a; done; cp %2$s/tests/warren-probe $s/usr/bin/; "
+		 "echo 'root:x:0:0:root:/root:/bin/sh' > $s/etc/passwd; "
+		 "echo lower > $s/etc/marker; "
+		 "mkfs.erofs --quiet --force-uid=%3$d --force-gid=%3$d %4$s $s >/dev/null; "
+		 "rm -rf $s",
+		 T.dir, build_dir(), UID_BASE, T.image);
+	r = system(cmd);
+	cr_assert_eq(r, 0, "building the test image failed (%d): %s", r, cmd);
+}
+
+static void mount_image(void)
+{
+	cr_assert_eq(mkdir(T.rootfs, 0755), 0);
+	if (mount(T.image, T.rootfs, "erofs", MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) == 0)
+		return;
+	switch (errno) {
+	case ENODEV:
+		cr_skip_test("the kernel lacks EROFS (CONFIG_EROFS_FS)");
+	case ENOTBLK:
+		cr_skip_test("the kernel cannot mount EROFS from a regular file (Linux 6.12)");
+	case EPERM:
+		cr_skip_test("mount(2) refused: lacking CAP_SYS_ADMIN");
+	default:
+		cr_assert_fail("mount %s: %s", T.image, strerror(errno));
+	}
+}
+
+void ctr_setup(void)
+{
+	const char *why = NULL;
+	char path[PATH_MAX], name[64];
+	int r, logp[2];
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	r = container_backend.probe(&why);
+	if (r == -EPERM || r == -ENOSYS || r == -EINVAL || r == -ENOSPC)
+		cr_skip_test("container tier unavailable: %s", why);
+	cr_assert_eq(r, 0, "container probe: %s (%s)", strerror(-r), why);
+
+	strcpy(T.dir, "/tmp/warren-ctr-XXXXXX");
+	cr_assert(mkdtemp(T.dir), "mkdtemp: %s", strerror(errno));
+	snprintf(T.image, sizeof(T.image), "%s/base.erofs", T.dir);
+	snprintf(T.rootfs, sizeof(T.rootfs), "%s/rootfs", T.dir);
+	snprintf(T.scratch, sizeof(T.scratch), "%s/scratch", T.dir);
+	cr_assert_eq(mkdir(T.scratch, 0755), 0);
+	build_image();
+	mount_image();
+
+	/* A cgroup tree of our own per test process: tests of other binaries may run at the
+	 * same time and remove their parents when done. */
+	snprintf(name, sizeof(name), "warren-test-ctr-%d", (int)getpid());
+	snprintf(T.id, sizeof(T.id), "ctr%d", (int)getpid());
+	r = cg_node_new(name, &T.node);
+	cr_assert_eq(r, 0, "cg_node_new: %s", strerror(-r));
+	r = cg_create(T.node, T.id, &T.limits, &T.cg);
+	cr_assert_eq(r, 0, "cg_create: %s", strerror(-r));
+	T.cgroup_fd = cg_open_v2(T.cg);
+	cr_assert_geq(T.cgroup_fd, 0, "cg_open_v2: %s", strerror(-T.cgroup_fd));
+
+	snprintf(path, sizeof(path), "%s/warren-init", build_dir());
+	T.init_fd = container_init_memfd(path);
+	cr_assert_geq(T.init_fd, 0, "container_init_memfd(%s): %s", path, strerror(-T.init_fd));
+	r = profile_seccomp_compile(&T.profile);
+	cr_assert_eq(r, 0, "profile_seccomp_compile: %s", strerror(-r));
+	T.seccomp = T.profile;
+
+	cr_assert_eq(pipe2(logp, O_CLOEXEC), 0);
+	T.log_rd = logp[0], T.log_wr = logp[1];
+	fcntl(T.log_rd, F_SETFL, O_NONBLOCK);
+	if (!T.disk_bytes)
+		T.disk_bytes = 64 << 20;
+	T.envp[0] = "PATH=/usr/bin:/bin";
+	T.envp[1] = "HOME=/root";
+	T.envp[2] = NULL;
+}
+
+/* Kills what is left and removes everything the fixture made, checking that it can. */
+void ctr_teardown(void)
+{
+	/* Kill everything and reap all our children: exec'd commands are our children too, and
+	 * the init finishes exiting only once they are reaped. */
+	if (T.cg)
+		cg_kill(T.cg);
+	if (T.init.pidfd >= 0) {
+		sys_pidfd_send_signal(T.init.pidfd, SIGKILL, NULL, 0);
+		for (int i = 0; i < 500; i++) {
+			if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+				break;
+			usleep(10000);
+		}
+		close(T.init.pidfd);
+		T.init.pidfd = -1;
+	}
+	if (T.cg) {
+		for (int i = 0; i < 500 && cg_populated(T.cg) > 0; i++)
+			usleep(10000);
+		int r = cg_remove(T.cg);
+		cr_expect_eq(r, 0, "cg_remove: %s", strerror(-r));
+		T.cg = cg_free(T.cg);
+	}
+	T.node = cg_node_free(T.node);
+	if (T.rootfs[0] && umount2(T.rootfs, 0) < 0 && errno != EINVAL)
+		cr_expect_fail("umount %s: %s", T.rootfs, strerror(errno));
+	if (T.dir[0]) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", T.dir);
+		(void)!system(cmd);
+	}
+	T.profile = profile_seccomp_free(T.profile);
+	int *fds[] = { &T.cgroup_fd, &T.init_fd, &T.log_rd, &T.log_wr };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]), *fds[i] = -1;
+}
+
+int ctr_start(char *const *argv)
+{
+	struct spawn_config c = {
+		.id = T.id,
+		.rootfs = T.rootfs,
+		.scratch = T.scratch,
+		.disk_bytes = T.disk_bytes,
+		.argv = argv,
+		.envp = T.envp,
+		.cwd = T.cwd,
+		.cg = T.cg,
+		.cgroup_fd = T.cgroup_fd,
+		.stdio_fd = T.log_wr,
+		.uid_base = UID_BASE,
+		.uid_count = UID_COUNT,
+		.seccomp = T.seccomp,
+		.init_fd = T.init_fd,
+	};
+
+	return container_backend.start(&c, &T.init);
+}
+
+int ctr_wait(int pidfd, int timeout_ms)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	siginfo_t si = { 0 };
+
+	if (poll(&p, 1, timeout_ms) == 0)
+		return -ETIMEDOUT;
+	if (waitid((idtype_t)P_PIDFD, pidfd, &si, WEXITED) < 0)
+		return -errno;
+	return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+static void append(char **buf, size_t *len, const char *data, size_t n)
+{
+	*buf = realloc(*buf, *len + n + 1);
+	cr_assert(*buf);
+	memcpy(*buf + *len, data, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+char *ctr_log(void)
+{
+	char *out = strdup(""), chunk[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	while ((n = read(T.log_rd, chunk, sizeof(chunk))) > 0)
+		append(&out, &len, chunk, n);
+	return out;
+}
+
+char *ctr_run(char *const *argv, int *code)
+{
+	int r = ctr_start(argv);
+
+	cr_assert_eq(r, 0, "start %s: %s", argv ? argv[0] : "(idle)", strerror(-r));
+	*code = ctr_wait(T.init.pidfd, 30000);
+	cr_assert_neq(*code, -ETIMEDOUT, "sandbox did not exit in 30 s");
+	close(T.init.pidfd);
+	T.init.pidfd = -1;
+	return ctr_log();
+}
+
+static int exec_with(char *const *argv, int in, int out, int err, struct spawn_result *ret)
+{
+	struct exec_config c = {
+		.sandbox_pidfd = T.init.pidfd,
+		.cg = T.cg,
+		.cgroup_fd = T.cgroup_fd,
+		.argv = argv,
+		.envp = T.envp,
+		.cwd = T.exec_cwd,
+		.stdin_fd = in,
+		.stdout_fd = out,
+		.stderr_fd = err,
+		.uid_base = UID_BASE,
+		.seccomp = T.seccomp,
+	};
+
+	return container_backend.exec(&c, ret);
+}
+
+int ctr_exec(char *const *argv, const char *stdin_text, char **out, char **err)
+{
+	int in[2], o[2], e[2], r;
+	struct spawn_result res;
+	char *bufs[2] = { strdup(""), strdup("") };
+	size_t lens[2] = { 0, 0 };
+
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(o, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(e, O_CLOEXEC), 0);
+	r = exec_with(argv, in[0], o[1], e[1], &res);
+	close(in[0]), close(o[1]), close(e[1]);
+	if (r >= 0 && stdin_text)
+		(void)!write(in[1], stdin_text, strlen(stdin_text));
+	close(in[1]);
+
+	struct pollfd p[2] = { { .fd = o[0], .events = POLLIN }, { .fd = e[0], .events = POLLIN } };
+	while (r >= 0 && (p[0].fd >= 0 || p[1].fd >= 0)) {
+		char chunk[4096];
+
+		cr_assert_gt(poll(p, 2, 30000), 0, "exec output timed out");
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			n = read(p[i].fd, chunk, sizeof(chunk));
+			if (n > 0)
+				append(&bufs[i], &lens[i], chunk, n);
+			else
+				p[i].fd = -1;
+		}
+	}
+	close(o[0]), close(e[0]);
+	if (r >= 0) {
+		r = ctr_wait(res.pidfd, 30000);
+		close(res.pidfd);
+	}
+	if (out)
+		*out = bufs[0];
+	else
+		free(bufs[0]);
+	if (err)
+		*err = bufs[1];
+	else
+		free(bufs[1]);
+	return r;
+}
+
+int ctr_exec_async(char *const *argv, pid_t *ret_pid)
+{
+	struct spawn_result res;
+	int r = exec_with(argv, -1, T.log_wr, T.log_wr, &res);
+
+	if (r < 0)
+		return r;
+	*ret_pid = res.pid;
+	return res.pidfd;
+}
+
+int ctr_host_mounts(void)
+{
+	char line[4096];
+	int n = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, T.dir) != NULL;
+	fclose(f);
+	return n;
+}
+
+int ctr_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	cr_assert(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+unsigned long ctr_ns_ino(pid_t pid, const char *name)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, name);
+	cr_assert_eq(stat(path, &st), 0, "stat %s: %s", path, strerror(errno));
+	return st.st_ino;
+}
+
+bool ctr_probe_ok(const char *text, const char *check)
+{
+	char want[64];
+
+	/* at the start of a line */
+	snprintf(want, sizeof(want), "\nok %s:", check);
+	return text && (strncmp(text, want + 1, strlen(want + 1)) == 0 || strstr(text, want));
+}
