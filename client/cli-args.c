@@ -14,6 +14,7 @@
 static const char *const command_names[_CLI_COMMAND_MAX] = {
 	[CLI_RUN] = "run",   [CLI_PS] = "ps",     [CLI_INSPECT] = "inspect", [CLI_EXEC] = "exec",
 	[CLI_LOGS] = "logs", [CLI_KILL] = "kill", [CLI_RM] = "rm",           [CLI_INFO] = "info",
+	[CLI_DENIALS] = "denials",
 };
 
 const char *cli_command_to_string(enum cli_command c)
@@ -43,6 +44,7 @@ static const char usage_main[] =
 	"  kill     send a signal to a sandbox\n"
 	"  rm       delete sandboxes\n"
 	"  info     describe the node: tiers, cgroups, LSMs, KVM, io_uring, images\n"
+	"  denials  what the access controls refused, newest first\n"
 	"\n"
 	"Options:\n"
 	"  --socket PATH  the daemon's socket (default $WARREN_SOCKET, else " WARREN_DEFAULT_SOCKET
@@ -132,6 +134,17 @@ static const char *const usages[_CLI_COMMAND_MAX] = {
 		"\n"
 		"      --json          print the daemon's JSON object\n"
 		"      --socket PATH   the daemon's socket\n",
+	[CLI_DENIALS] =
+		"Usage: warren denials [--last N] [--sandbox ID] [--json]\n"
+		"\n"
+		"Show what the access controls (seccomp, Landlock, AppArmor, the network allowlist,\n"
+		"the API) refused, newest first. Identical refusals within a second are folded into\n"
+		"one line with a repeat count.\n"
+		"\n"
+		"  -n, --last N        how many (default 20)\n"
+		"      --sandbox ID    only this sandbox's\n"
+		"      --json          print the daemon's JSON object\n"
+		"      --socket PATH   the daemon's socket\n",
 };
 
 const char *cli_usage(enum cli_command c)
@@ -151,6 +164,7 @@ enum {
 	OPT_JSON,
 	OPT_RM,
 	OPT_STDIN_TEXT,
+	OPT_SANDBOX,
 };
 
 #define OPTS_COMMON { "socket", required_argument, NULL, OPT_SOCKET }, \
@@ -188,6 +202,13 @@ static const struct option opts_logs[] = { OPTS_COMMON, { "follow", no_argument,
 static const struct option opts_kill[] = {
 	OPTS_COMMON, { "signal", required_argument, NULL, 's' }, {}
 };
+static const struct option opts_denials[] = {
+	OPTS_COMMON,
+	{ "last", required_argument, NULL, 'n' },
+	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{}
+};
 static const struct option opts_rm[] = { OPTS_COMMON, { "force", no_argument, NULL, 'f' }, {} };
 
 /* Per command: its options, and whether option parsing stops at the first operand ("+"), so
@@ -205,6 +226,7 @@ static const struct {
 	[CLI_KILL] = { ":hs:", opts_kill, 1, -1 },
 	[CLI_RM] = { ":hf", opts_rm, 1, -1 },
 	[CLI_INFO] = { ":h", opts_json, 0, 0 },
+	[CLI_DENIALS] = { ":hn:", opts_denials, 0, 0 },
 };
 
 _printf_(2, 3) static int parse_fail(struct cli_opts *o, const char *fmt, ...)
@@ -360,6 +382,14 @@ static int parse_option(struct cli_opts *o, int c, const char *arg)
 		else
 			o->force = true;
 		return 0;
+	case 'n':
+		if (parse_uint(arg, 10000, &v) < 0 || v == 0)
+			return parse_fail(o, "--last '%s': expected a number from 1 to 10000", arg);
+		o->last = (unsigned)v;
+		return 0;
+	case OPT_SANDBOX:
+		o->sandbox = arg;
+		return 0;
 	case 's':
 		if (*arg == '\0')
 			return parse_fail(o, "--signal: empty");
@@ -467,7 +497,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o)
 	};
 	int c, r;
 
-	*o = (struct cli_opts){ .command = _CLI_COMMAND_NONE, .signal = "TERM" };
+	*o = (struct cli_opts){ .command = _CLI_COMMAND_NONE, .signal = "TERM", .last = 20 };
 	o->body = json_object();
 	if (!o->body)
 		return parse_fail(o, "out of memory");

@@ -16,6 +16,7 @@ enum cli_command {
 	CLI_KILL,
 	CLI_RM,
 	CLI_INFO,
+	CLI_DENIALS,
 	_CLI_COMMAND_MAX,
 	_CLI_COMMAND_NONE = -1, /* `warren --help`, `warren --version` */
 };
@@ -32,6 +33,8 @@ struct cli_opts {
 	bool force;           /* rm -f */
 	bool interactive;     /* exec -i: the request's stdin is read from ours */
 	const char *signal;   /* kill -s, default "TERM"; a number goes out as a JSON number */
+	unsigned last;        /* denials --last, default 20 */
+	const char *sandbox;  /* denials --sandbox */
 	json_t *body;         /* run, exec: the request body the options describe */
 	char **args;          /* operands (IDs; for exec, the ID), pointing into argv */
 	int n_args;

@@ -493,6 +493,44 @@ static void print_io_uring(json_t *u)
 		 len ? missing : "");
 }
 
+static int cmd_denials(struct warren_client *c, struct cli_opts *o)
+{
+	_cleanup_(warren_response_done) struct warren_response resp = {};
+	_cleanup_(table_freep) struct table *t = NULL;
+	_cleanup_free_ char *path = NULL;
+	json_t *list, *d;
+	size_t i;
+
+	if (asprintf(&path, "/v1/denials?limit=%u%s%s", o->last, o->sandbox ? "&sandbox=" : "",
+		     o->sandbox ? o->sandbox : "") < 0)
+		return fail_msg("out of memory");
+	if (warren_request(c, "GET", path, NULL, &resp) < 0)
+		return fail(c);
+	if (o->json) {
+		print_json(resp.json);
+		return 0;
+	}
+	list = json_object_get(resp.json, "denials");
+	if (!json_is_array(list))
+		return fail_msg("warrend answered without a denial list");
+	t = table_new("TIME", "SANDBOX", "LAYER", "ACTION", "REPEATS", "DETAIL", NULL);
+	if (!t)
+		return fail_msg("out of memory");
+	json_array_foreach(list, i, d) {
+		char when[64], rep[24];
+
+		table_add(t, format_time(json_number_value(json_object_get(d, "time")), when,
+					 sizeof(when)));
+		table_add(t, str_or(json_object_get(d, "sandbox"), "-"));
+		table_add(t, str_or(json_object_get(d, "layer"), "?"));
+		table_add(t, str_or(json_object_get(d, "action"), "?"));
+		table_add(t, format_int(json_object_get(d, "repeats"), rep, sizeof(rep)));
+		table_add(t, str_or(json_object_get(d, "detail"), ""));
+	}
+	table_print(t, stdout);
+	return 0;
+}
+
 static int cmd_info(struct warren_client *c, struct cli_opts *o)
 {
 	_cleanup_(warren_response_done) struct warren_response resp = {};
@@ -560,6 +598,7 @@ static int (*const commands[_CLI_COMMAND_MAX])(struct warren_client *c, struct c
 	[CLI_RUN] = cmd_run,   [CLI_PS] = cmd_ps,     [CLI_INSPECT] = cmd_inspect,
 	[CLI_EXEC] = cmd_exec, [CLI_LOGS] = cmd_logs, [CLI_KILL] = cmd_kill,
 	[CLI_RM] = cmd_rm,     [CLI_INFO] = cmd_info,
+	[CLI_DENIALS] = cmd_denials,
 };
 
 int main(int argc, char **argv)

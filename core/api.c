@@ -5,6 +5,7 @@
 
 #include "api.h"
 #include "daemon.h"
+#include "denial.h"
 #include "log.h"
 #include "sandbox.h"
 #include "spec.h"
@@ -18,6 +19,8 @@ enum route {
 	ROUTE_SANDBOX_EXEC,
 	ROUTE_SANDBOX_LOGS,
 	ROUTE_SANDBOX_SIGNAL,
+	ROUTE_DENIALS,
+	ROUTE_METRICS,
 };
 
 #define ID_ARG_MAX 64
@@ -31,6 +34,10 @@ static enum route route_of(const char *path, char id[ID_ARG_MAX + 1])
 
 	if (strcmp(path, "/v1/info") == 0)
 		return ROUTE_INFO;
+	if (strcmp(path, "/v1/denials") == 0)
+		return ROUTE_DENIALS;
+	if (strcmp(path, "/metrics") == 0)
+		return ROUTE_METRICS;
 	if (strcmp(path, "/v1/sandboxes") == 0 || strcmp(path, "/v1/sandboxes/") == 0)
 		return ROUTE_SANDBOXES;
 	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
@@ -52,18 +59,32 @@ static enum route route_of(const char *path, char id[ID_ARG_MAX + 1])
 	return ROUTE_NONE;
 }
 
-static bool query_flag(const char *query, const char *name)
+/* The value of name=value in a query string, copied into buf; NULL if absent. Values are
+ * taken as they are: the ones warren reads (ids, numbers, 1/true) need no decoding. */
+static const char *query_value(const char *query, const char *name, char *buf, size_t size)
 {
 	size_t n = strlen(name);
 
 	for (const char *q = query; q && *q;) {
-		if (strncmp(q, name, n) == 0 && (q[n] == '=' || q[n] == '&' || !q[n]))
-			return q[n] != '=' || (q[n + 1] == '1' || strncmp(q + n + 1, "true", 4) == 0);
+		if (strncmp(q, name, n) == 0 && (q[n] == '=' || q[n] == '&' || !q[n])) {
+			const char *v = q[n] == '=' ? q + n + 1 : "";
+
+			snprintf(buf, size, "%.*s", (int)strcspn(v, "&"), v);
+			return buf;
+		}
 		q = strchr(q, '&');
 		if (q)
 			q++;
 	}
-	return false;
+	return NULL;
+}
+
+static bool query_flag(const char *query, const char *name)
+{
+	char buf[8];
+	const char *v = query_value(query, name, buf, sizeof(buf));
+
+	return v && (!*v || strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
 }
 
 /* Parses a JSON body; an empty body is an empty object. */
@@ -86,6 +107,8 @@ static bool method_ok(enum route r, enum http_method m)
 {
 	switch (r) {
 	case ROUTE_INFO:
+	case ROUTE_DENIALS:
+	case ROUTE_METRICS:
 		return m == HTTP_GET;
 	case ROUTE_SANDBOXES:
 		return m == HTTP_GET || m == HTTP_POST;
@@ -171,6 +194,56 @@ static void handle_info(struct conn *c)
 
 	json_object_set_new(info, "sandboxes", json_integer(atomic_load(&d->n_sandboxes)));
 	conn_respond_json(c, 200, info);
+}
+
+static void handle_denials(struct conn *c)
+{
+	char sandbox[ID_ARG_MAX + 1], limit_s[16];
+	const char *sb = query_value(c->req.query, "sandbox", sandbox, sizeof(sandbox));
+	const char *ls = query_value(c->req.query, "limit", limit_s, sizeof(limit_s));
+	char *end;
+	long limit = 50;
+
+	if (ls) {
+		limit = strtol(ls, &end, 10);
+		if (!*ls || *end || limit < 1 || limit > 10000) {
+			conn_respond_error(c, 400, "bad_request", "'limit' must be a number 1..10000");
+			return;
+		}
+	}
+	conn_respond_json(c, 200, denial_query(sb && *sb ? sb : NULL, (unsigned)limit));
+}
+
+/* Prometheus text format, version 0.0.4. */
+static void handle_metrics(struct conn *c)
+{
+	struct daemon *d = c->loop->d;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		conn_respond_error(c, 500, "internal", "out of memory");
+		return;
+	}
+	fprintf(f, "# HELP warren_sandboxes Sandboxes on this node now.\n"
+		   "# TYPE warren_sandboxes gauge\nwarren_sandboxes %u\n",
+		atomic_load(&d->n_sandboxes));
+	fprintf(f, "# HELP warren_sandboxes_created_total Sandboxes created since start-up.\n"
+		   "# TYPE warren_sandboxes_created_total counter\n"
+		   "warren_sandboxes_created_total %llu\n",
+		(unsigned long long)atomic_load(&d->n_created));
+	fprintf(f, "# HELP warren_denials_total Refusals by the access controls, by layer.\n"
+		   "# TYPE warren_denials_total counter\n");
+	for (int l = 0; l < _DENIAL_LAYER_MAX; l++)
+		fprintf(f, "warren_denials_total{layer=\"%s\"} %llu\n", denial_layer_to_string(l),
+			(unsigned long long)denial_count(l));
+	fprintf(f, "# HELP warren_connections Open API connections on this loop.\n"
+		   "# TYPE warren_connections gauge\nwarren_connections{loop=\"%u\"} %u\n",
+		c->loop->idx, c->loop->n_conns);
+	fclose(f);
+	conn_respond(c, 200, "text/plain; version=0.0.4", buf, len);
+	free(buf);
 }
 
 /* The list visits every loop in turn, each adding the sandboxes it owns. */
@@ -333,6 +406,12 @@ void api_handle(struct conn *c)
 	switch (r) {
 	case ROUTE_INFO:
 		handle_info(c);
+		break;
+	case ROUTE_DENIALS:
+		handle_denials(c);
+		break;
+	case ROUTE_METRICS:
+		handle_metrics(c);
 		break;
 	case ROUTE_SANDBOXES:
 		if (c->req.method == HTTP_GET)

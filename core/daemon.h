@@ -38,5 +38,6 @@ struct daemon {
 	struct loop *loops;   /* n_loops of them */
 
 	atomic_uint n_sandboxes;
+	atomic_uint_fast64_t n_created;
 	atomic_bool stopping;
 };

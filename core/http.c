@@ -11,6 +11,8 @@
 
 #include "api.h"
 #include "daemon.h"
+#include "denial.h"
+#include "peer.h"
 #include "http.h"
 #include "log.h"
 
@@ -239,6 +241,7 @@ static const char *status_text(int status)
 	case 201: return "Created";
 	case 204: return "No Content";
 	case 400: return "Bad Request";
+	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -603,17 +606,36 @@ static void conn_new(struct loop *l, int fd)
 	conn_read(c);
 }
 
+/* A refusal at accept time, before the conn exists: a few bytes on a fresh socket, so a
+ * direct send cannot block. */
+static void refuse(int fd, int status, const char *code, const char *msg)
+{
+	char body[256], buf[512];
+	int bl, n;
+
+	bl = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n",
+		      code, msg);
+	n = snprintf(buf, sizeof(buf),
+		     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\n"
+		     "Content-Length: %d\r\n\r\n%s",
+		     status, status_text(status), bl, body);
+	(void)send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
 static void on_accept(struct loop *l, struct io_op *op, int res, uint32_t flags)
 {
-	static const char busy[] =
-		"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-		"Connection: close\r\nContent-Length: 95\r\n\r\n"
-		"{\"error\":{\"code\":\"unavailable\",\"message\":\"too many connections; retry later\"}}\n";
+	char id[16];
 
 	if (res >= 0) {
 		if (l->stop || atomic_load(&l->d->stopping) || l->n_conns >= l->d->max_conns) {
-			(void)send(res, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(res);
+			refuse(res, 503, "unavailable", "too many connections or shutting down; retry later");
+		} else if (sandbox_of_peer(l->d, res, id) > 0) {
+			/* The socket should be out of a sandbox's reach; should it ever be reached
+			 * (a bind mount by mistake, a leaked fd), no sandbox drives the node. */
+			denial_record(id, DENIAL_API, "connect to the API socket",
+				      "a sandbox's process connected to warrend; refused");
+			refuse(res, 403, "forbidden", "sandboxes may not use the warren API");
 		} else
 			conn_new(l, res);
 	} else if (res != -ECANCELED)

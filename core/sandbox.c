@@ -381,6 +381,7 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 	s->pid = res.pid;
 	s->log_pipe = TAKE_FD(pipefd[0]);
 	s->created_at = now_wall();
+	atomic_fetch_add(&d->n_created, 1);
 	sandbox_set_state(s, SANDBOX_RUNNING);
 	loop_waitid(l, &s->wait_op, s->pidfd, &s->wait_info);
 	sandbox_log_start(s);

@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "daemon.h"
+#include "denial.h"
 #include "image.h"
 #include "info.h"
 #include "log.h"
@@ -25,6 +26,9 @@
 #ifdef WARREN_MIMALLOC
 #include <mimalloc.h>
 #endif
+
+#define DENIAL_JOURNAL_BYTES (16u << 20)
+#define DENIAL_RING_RECORDS 4096
 
 static pthread_barrier_t loops_ready;
 
@@ -309,6 +313,9 @@ static int setup(struct daemon *d)
 			return log_errno(r, "creating the socket's directory");
 	}
 
+	r = denial_journal_open(d->state_dir, DENIAL_JOURNAL_BYTES, DENIAL_RING_RECORDS);
+	if (r < 0)
+		return log_errno(r, "opening the denial journal in %s", d->state_dir);
 	r = cg_node_new(d->cgroup_name, &d->cg);
 	if (r < 0)
 		return log_errno(r, "setting up cgroups");
@@ -352,6 +359,7 @@ static void teardown(struct daemon *d)
 	cg_node_free(d->cg);
 	profile_seccomp_free(d->seccomp);
 	json_decref(d->info);
+	denial_journal_close();
 	free(d->loops);
 	free(d->socket_path);
 	free(d->state_dir);
