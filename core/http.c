@@ -54,6 +54,7 @@ static void conn_unlink(struct conn *c)
 static void request_reset(struct conn *c)
 {
 	free(c->url);
+	free(c->req.path);
 	free(c->req.body);
 	c->url = NULL;
 	c->url_len = 0;
