@@ -2,12 +2,10 @@
 /* What the allowlist costs: attach + detach per sandbox, a live update, and one allowed TCP
  * connect / UDP sendto with and without the programs. Run as root:
  *
- *   bench-net-allowlist [iterations]
+ *   build/bench/allowlist [iterations]
  *
  * It builds its own cgroup2 directory, network namespace, bridge and veth (198.19.X.0/24, X from
- * the pid), runs a child in both, and removes everything at the end. It belongs with the other
- * benchmarks in bench/ (STYLE.md point 28); it sits here until the lead moves it, because its
- * author owned only net/ and tests/net/. */
+ * the pid), runs a child in both, and removes everything at the end. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
