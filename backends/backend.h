@@ -2,10 +2,13 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
+
+struct profile_seccomp;
 
 /* One isolation tier. The core prepares everything that needs allocation (paths, argv, the
  * cgroups, the pipes, the compiled seccomp program) and the backend does only the clone and
@@ -25,8 +28,25 @@ struct spawn_config {
 	int stdio_fd;            /* write end of the log pipe, becomes stdout and stderr */
 	uid_t uid_base;          /* host uid (and gid) that root inside the sandbox maps to */
 	uint32_t uid_count;      /* size of the mapped range */
-	const struct sock_fprog *seccomp; /* loaded last before exec; NULL: none */
+	/* The seccomp profile, loaded last before exec (profiles/profile.h). When both are set,
+	 * seccomp_profile wins; when both are NULL there is no filter. seccomp is the first
+	 * interface's single program (no audit logging), kept until the daemon passes
+	 * seccomp_profile. */
+	const struct profile_seccomp *seccomp_profile;
+	const struct sock_fprog *seccomp;
+	/* Landlock, where the kernel has it (profile_landlock_abi() > 0): on unless this is set.
+	 * Only tests turn it off, to show what it blocks. */
+	bool no_landlock;
+	/* AppArmor profile the init switches to at exec (profile_apparmor_load()); NULL: none. */
+	const char *apparmor_profile;
 	int init_fd;             /* sealed memfd holding the static warren-init */
+	/* Called by the parent once the child exists (its namespaces made, maps written, v1
+	 * cgroups joined) and before it goes on: the place to plug its network namespace in.
+	 * pid is the child's, in the host's pid namespace. < 0 fails the start. NULL: none. */
+	int (*before_start)(void *userdata, pid_t pid);
+	void *userdata;
+	/* Share the host's network namespace instead of a new one (network mode "host"). */
+	bool host_network;
 };
 
 struct exec_config {
@@ -38,7 +58,11 @@ struct exec_config {
 	const char *cwd;         /* NULL: "/" */
 	int stdin_fd, stdout_fd, stderr_fd;
 	uid_t uid_base;
+	/* The sandbox's own: the same profile as its spawn_config (the daemon keeps it). */
+	const struct profile_seccomp *seccomp_profile;
 	const struct sock_fprog *seccomp;
+	bool no_landlock;
+	const char *apparmor_profile;
 };
 
 struct spawn_result {

@@ -6,7 +6,9 @@
 #include "api.h"
 #include "daemon.h"
 #include "denial.h"
+#include "audit-feed.h"
 #include "log.h"
+#include "network.h"
 #include "sandbox.h"
 #include "spec.h"
 
@@ -19,6 +21,7 @@ enum route {
 	ROUTE_SANDBOX_EXEC,
 	ROUTE_SANDBOX_LOGS,
 	ROUTE_SANDBOX_SIGNAL,
+	ROUTE_SANDBOX_NETWORK,
 	ROUTE_DENIALS,
 	ROUTE_METRICS,
 };
@@ -56,6 +59,8 @@ static enum route route_of(const char *path, char id[ID_ARG_MAX + 1])
 		return ROUTE_SANDBOX_LOGS;
 	if (strcmp(rest, "/signal") == 0)
 		return ROUTE_SANDBOX_SIGNAL;
+	if (strcmp(rest, "/network") == 0)
+		return ROUTE_SANDBOX_NETWORK;
 	return ROUTE_NONE;
 }
 
@@ -119,6 +124,8 @@ static bool method_ok(enum route r, enum http_method m)
 		return m == HTTP_POST;
 	case ROUTE_SANDBOX_LOGS:
 		return m == HTTP_GET;
+	case ROUTE_SANDBOX_NETWORK:
+		return m == HTTP_PATCH;
 	default:
 		return false;
 	}
@@ -131,7 +138,7 @@ static int validate_body(enum route r, const struct http_request *req, char err[
 	int ret = 0;
 
 	if (!(r == ROUTE_SANDBOXES && req->method == HTTP_POST) && r != ROUTE_SANDBOX_EXEC &&
-	    r != ROUTE_SANDBOX_SIGNAL)
+	    r != ROUTE_SANDBOX_SIGNAL && r != ROUTE_SANDBOX_NETWORK)
 		return 0;
 	body = body_json(req, err);
 	if (!body)
@@ -148,6 +155,12 @@ static int validate_body(enum route r, const struct http_request *req, char err[
 		ret = exec_spec_parse(body, &s, err);
 		if (ret >= 0)
 			exec_spec_done(&s);
+	} else if (r == ROUTE_SANDBOX_NETWORK) {
+		struct net_spec n;
+
+		ret = net_spec_parse(body, &n, err);
+		if (ret >= 0)
+			net_spec_done(&n);
 	}
 	return ret;
 }
@@ -172,6 +185,9 @@ static void respond_errno(struct conn *c, int r, const char *err)
 	case -EINVAL:
 		conn_respond_error(c, 400, "bad_request", "%s", err);
 		break;
+	case -EPERM:
+		conn_respond_error(c, 403, "forbidden", "%s", err);
+		break;
 	case -ENOENT:
 		conn_respond_error(c, 404, "not_found", "%s", err);
 		break;
@@ -193,6 +209,8 @@ static void handle_info(struct conn *c)
 	json_t *info = json_deep_copy(d->info);
 
 	json_object_set_new(info, "sandboxes", json_integer(atomic_load(&d->n_sandboxes)));
+	json_object_set_new(info, "network", network_info(d));
+	json_object_set_new(info, "audit", audit_feed_info(d));
 	conn_respond_json(c, 200, info);
 }
 
@@ -343,6 +361,32 @@ static void handle_signal(struct conn *c, struct sandbox *s, json_t *body)
 	conn_respond_json(c, 200, sandbox_to_json(s));
 }
 
+static void handle_network(struct conn *c, struct sandbox *s, json_t *body)
+{
+	char err[SPEC_ERR_MAX] = "";
+	struct net_spec n;
+	int r;
+
+	r = net_spec_parse(body, &n, err);
+	if (r < 0) {
+		respond_errno(c, r, err);
+		return;
+	}
+	if (s->state != SANDBOX_RUNNING) {
+		net_spec_done(&n);
+		conn_respond_error(c, 409, "conflict", "sandbox %s is %s, not running", s->id,
+				   sandbox_state_to_string(s->state));
+		return;
+	}
+	r = network_update(s, &n, err);
+	net_spec_done(&n);
+	if (r < 0) {
+		respond_errno(c, r, err);
+		return;
+	}
+	conn_respond_json(c, 200, sandbox_to_json(s));
+}
+
 static void handle_sandbox(struct conn *c, enum route r, const char *id, json_t *body)
 {
 	struct loop *owner = strlen(id) == SANDBOX_ID_LEN ? loop_for_id(c->loop->d, id) : NULL;
@@ -374,6 +418,9 @@ static void handle_sandbox(struct conn *c, enum route r, const char *id, json_t 
 	case ROUTE_SANDBOX_SIGNAL:
 		handle_signal(c, s, body);
 		break;
+	case ROUTE_SANDBOX_NETWORK:
+		handle_network(c, s, body);
+		break;
 	default:
 		assert(false);
 	}
@@ -396,7 +443,7 @@ void api_handle(struct conn *c)
 				   http_method_str(c->req.method), c->req.path);
 		return;
 	}
-	if (c->req.body_len || c->req.method == HTTP_POST) {
+	if (c->req.body_len || c->req.method == HTTP_POST || c->req.method == HTTP_PATCH) {
 		body = body_json(&c->req, err);
 		if (!body) {
 			conn_respond_error(c, 400, "bad_request", "%s", err);

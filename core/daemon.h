@@ -18,11 +18,13 @@ struct daemon {
 	char *images_dir;     /* <name>.erofs files */
 	char *init_path;      /* warren-init */
 	char *cgroup_name;    /* parent cgroup: "warren" */
+	char *profiles_dir;   /* seccomp/<name>.profile, apparmor/ */
 	unsigned n_loops;
 	unsigned max_sandboxes;
 	unsigned max_conns;   /* per loop */
 	uid_t uid_base;
 	uint32_t uid_count;
+	bool allow_host_network;
 
 	/* derived at start-up */
 	char *log_dir;        /* <state_dir>/logs */
@@ -33,8 +35,13 @@ struct daemon {
 	int init_fd;          /* sealed memfd with warren-init */
 	struct cg_node *cg;
 	struct image_store *images;
-	struct sock_fprog *seccomp;
 	json_t *info;         /* GET /v1/info, computed once */
+	struct allowlist *allowlist; /* NULL: allowlist mode unavailable, net_why says why */
+	struct net_bridge *bridge;
+	char net_why[160];
+	struct audit_reader *audit;   /* kernel records of refusals; NULL: none */
+	bool audit_enabled_by_us;
+	struct profile_set *profiles; /* seccomp profiles by name */
 	struct loop *loops;   /* n_loops of them */
 
 	atomic_uint n_sandboxes;

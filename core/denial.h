@@ -24,8 +24,8 @@ struct denial {
 	double time;         /* wall clock, seconds */
 	char sandbox[16];    /* sandbox id, or "" when it could not be told */
 	enum denial_layer layer;
-	char action[48];     /* "syscall ptrace", "connect 198.18.0.9:80/tcp", "open /etc/x" */
-	char detail[160];
+	char action[96];     /* "syscall ptrace", "connect 198.18.0.9:80/tcp", "fs.read_file /x" */
+	char detail[192];
 	uint32_t repeats;    /* further identical refusals folded into this record */
 };
 

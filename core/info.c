@@ -15,6 +15,7 @@
 #include "image.h"
 #include "info.h"
 #include "macro.h"
+#include "profile.h"
 
 static const char *const uring_op_names[] = {
 	"NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE_FIXED", "POLL_ADD", "POLL_REMOVE",
@@ -167,11 +168,20 @@ static json_t *probe_tiers(void)
 
 /* The layers the container tier applies to every sandbox on this node, and those it does not,
  * so that nobody takes a layer for active that is not. */
-static json_t *containment(void)
+static json_t *containment(const struct daemon *d)
 {
-	return json_pack("{s:b,s:b,s:b,s:b,s:b,s:b,s:s}", "user_namespace", 1, "seccomp", 1,
-			 "no_new_privs", 1, "landlock", 0, "apparmor", 0, "network_allowlist", 0,
-			 "network", "loopback only (no network namespace is connected)");
+	int abi = profile_landlock_abi();
+	json_t *profiles = json_array();
+
+	for (size_t i = 0; i < profile_set_count(d->profiles); i++)
+		json_array_append_new(profiles, json_string(profile_set_at(d->profiles, i)->name));
+	return json_pack("{s:b,s:b,s:o,s:b,s:b,s:b,s:b,s:s?,s:b}", "user_namespace", 1, "seccomp",
+			 1, "seccomp_profiles", profiles, "no_new_privs", 1, "landlock", abi > 0,
+			 "landlock_scoped", abi >= 6, "apparmor", profile_apparmor_available(),
+			 "apparmor_unavailable",
+			 profile_apparmor_available() ? NULL :
+							"no AppArmor in this kernel: Landlock instead",
+			 "network_allowlist", d->allowlist != NULL);
 }
 
 json_t *info_probe(const struct daemon *d)
@@ -191,5 +201,5 @@ json_t *info_probe(const struct daemon *d)
 		"seccomp", actions[0] != '\0', "seccomp_actions", actions, "images", images,
 		"max_sandboxes", (int)d->max_sandboxes, "uid_range", "base", (json_int_t)d->uid_base,
 		"count", (json_int_t)d->uid_count, "socket", d->socket_path, "containment",
-		containment());
+		containment(d));
 }

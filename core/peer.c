@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -7,6 +8,37 @@
 #include "daemon.h"
 #include "peer.h"
 #include "sandbox.h"
+
+/* pid -> sandbox of the processes warrend started, indexed by pid: a newer process with the
+ * same index replaces an older one. Consulted only for processes that are already gone. */
+#define PID_NOTES 16384
+
+static struct {
+	pid_t pid;
+	char id[SANDBOX_ID_LEN + 1];
+} notes[PID_NOTES];
+static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void pid_note(pid_t pid, const char *id)
+{
+	pthread_mutex_lock(&notes_lock);
+	notes[pid % PID_NOTES].pid = pid;
+	snprintf(notes[pid % PID_NOTES].id, sizeof(notes[0].id), "%s", id);
+	pthread_mutex_unlock(&notes_lock);
+}
+
+static int noted(pid_t pid, char ret_id[16])
+{
+	int r = 0;
+
+	pthread_mutex_lock(&notes_lock);
+	if (notes[pid % PID_NOTES].pid == pid) {
+		memcpy(ret_id, notes[pid % PID_NOTES].id, SANDBOX_ID_LEN + 1);
+		r = 1;
+	}
+	pthread_mutex_unlock(&notes_lock);
+	return r;
+}
 
 int sandbox_of_pid(const struct daemon *d, pid_t pid, char ret_id[16])
 {
@@ -19,7 +51,7 @@ int sandbox_of_pid(const struct daemon *d, pid_t pid, char ret_id[16])
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return errno == ENOENT ? noted(pid, ret_id) : -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n < 0)
 		return -errno;

@@ -5,6 +5,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "peer.h"
 #include "sandbox.h"
 #include "syscall.h"
 
@@ -460,7 +461,8 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 		.stdout_fd = out[1],
 		.stderr_fd = errp[1],
 		.uid_base = d->uid_base,
-		.seccomp = d->seccomp,
+		.seccomp_profile = s->seccomp,
+		.apparmor_profile = s->apparmor[0] ? s->apparmor : NULL,
 	};
 	r = s->backend->exec(&cfg, &res);
 	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC) {
@@ -483,6 +485,7 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 			 strerror(-r));
 		return r;
 	}
+	pid_note(res.pid, s->id);
 	e->s = s;
 	e->c = c;
 	e->pidfd = res.pidfd;

@@ -10,6 +10,8 @@
 #include "image.h"
 #include "info.h"
 #include "log.h"
+#include "network.h"
+#include "peer.h"
 #include "sandbox.h"
 #include "syscall.h"
 
@@ -150,6 +152,31 @@ void sandbox_maybe_free(struct sandbox *s)
 		sandbox_free(s);
 }
 
+/* A profile per sandbox, where the kernel has AppArmor (this development node has not).
+ * apparmor_parser takes tens of milliseconds and blocks this loop meanwhile: moving it to a
+ * helper thread is left to do (docs/security.md). */
+static int sandbox_apparmor_load(struct sandbox *s, char err[SPEC_ERR_MAX])
+{
+	char msg[PROFILE_ERROR_MAX];
+	int r;
+
+	if (!profile_apparmor_available())
+		return 0;
+	r = profile_apparmor_load(s->loop->d->profiles_dir, s->id, msg);
+	if (r < 0) {
+		snprintf(err, SPEC_ERR_MAX, "loading the AppArmor profile: %.200s", msg);
+		return r;
+	}
+	return profile_apparmor_name(s->id, s->apparmor, sizeof(s->apparmor));
+}
+
+static void sandbox_apparmor_unload(struct sandbox *s)
+{
+	if (s->apparmor[0])
+		(void)profile_apparmor_unload(s->id);
+	s->apparmor[0] = '\0';
+}
+
 /* ---- exit and removal -------------------------------------------------------------------- */
 
 static void sandbox_remove_step(struct sandbox *s);
@@ -193,6 +220,8 @@ static void sandbox_remove_step(struct sandbox *s)
 		log_errno(r, "sandbox %s: removing its cgroups (left behind)", s->id);
 
 	sandbox_io_detach_all(s);
+	network_release(s);
+	sandbox_apparmor_unload(s);
 	if (s->log_path)
 		unlink(s->log_path);
 	if (s->log_old_path)
@@ -279,6 +308,18 @@ int sandbox_signal(struct sandbox *s, int sig)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct sandbox *, sandbox_free)
 
+
+/* Between clone and the command: the child's namespaces exist, nothing runs in them yet. */
+static int before_start(void *userdata, pid_t pid)
+{
+	struct sandbox *s = userdata;
+	int r = network_attach(s, pid);
+
+	if (r < 0)
+		log_warn_errno(r, "sandbox %s: plugging its network into the bridge", s->id);
+	return r;
+}
+
 int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **ret,
 		   char err[SPEC_ERR_MAX])
 {
@@ -323,6 +364,15 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 			 spec->image);
 		return -ENOENT;
 	}
+	s->seccomp = profile_seccomp_get(d->profiles, spec->seccomp_profile);
+	if (!s->seccomp) {
+		snprintf(err, SPEC_ERR_MAX, "no seccomp profile '%s' on this node: see "
+			 "seccomp_profiles in GET /v1/info", spec->seccomp_profile);
+		return -EINVAL;
+	}
+	r = network_check(d, &spec->net, err);
+	if (r < 0)
+		return r;
 	if (atomic_fetch_add(&d->n_sandboxes, 1) >= d->max_sandboxes) {
 		atomic_fetch_sub(&d->n_sandboxes, 1);
 		snprintf(err, SPEC_ERR_MAX,
@@ -346,11 +396,19 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 		r = -errno;
 		goto fail_cg;
 	}
+	/* The spec is the sandbox's from here; on failure it goes back to the caller. */
 	s->spec = *spec;
 	r = sandbox_log_open(s);
+	if (r < 0)
+		goto fail_spec;
+	r = sandbox_apparmor_load(s, err);
+	if (r < 0)
+		goto fail_log;
+	/* Before anything runs in the cgroup, so no packet leaves unfiltered. */
+	r = network_prepare(s);
 	if (r < 0) {
-		memset(&s->spec, 0, sizeof(s->spec));
-		goto fail_cg;
+		snprintf(err, SPEC_ERR_MAX, "attaching the network allowlist: %s", strerror(-r));
+		goto fail_log;
 	}
 
 	cfg = (struct spawn_config){
@@ -366,19 +424,24 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 		.stdio_fd = pipefd[1],
 		.uid_base = d->uid_base,
 		.uid_count = d->uid_count,
-		.seccomp = d->seccomp,
+		.seccomp_profile = s->seccomp,
+		.apparmor_profile = s->apparmor[0] ? s->apparmor : NULL,
 		.init_fd = d->init_fd,
+		.before_start = before_start,
+		.userdata = s,
+		.host_network = spec->net.mode == NET_MODE_HOST,
 	};
 	r = s->backend->start(&cfg, &res);
 	if (r < 0) {
-		snprintf(err, SPEC_ERR_MAX, "starting the sandbox: %s", strerror(-r));
-		memset(&s->spec, 0, sizeof(s->spec));
+		if (!err[0])
+			snprintf(err, SPEC_ERR_MAX, "starting the sandbox: %s", strerror(-r));
 		goto fail_log;
 	}
 	/* Success: from here nothing fails. */
 	memset(spec, 0, sizeof(*spec));
 	s->pidfd = res.pidfd;
 	s->pid = res.pid;
+	pid_note(s->pid, s->id);
 	s->log_pipe = TAKE_FD(pipefd[0]);
 	s->created_at = now_wall();
 	atomic_fetch_add(&d->n_created, 1);
@@ -390,7 +453,11 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 	return 0;
 
 fail_log:
+	network_release(s);
+	sandbox_apparmor_unload(s);
 	unlink(s->log_path);
+fail_spec:
+	memset(&s->spec, 0, sizeof(s->spec));
 fail_cg:
 	if (!err[0])
 		snprintf(err, SPEC_ERR_MAX, "creating the sandbox: %s", strerror(-r));
@@ -426,6 +493,8 @@ json_t *sandbox_to_json(const struct sandbox *s)
 		(json_int_t)s->spec.disk_bytes, "log_bytes", (json_int_t)s->spec.log_bytes);
 	struct cg_stats st;
 
+	if (o)
+		json_object_set_new(o, "network", network_to_json(s));
 	if (o && s->cg && cg_read_stats(s->cg, &st) >= 0)
 		json_object_set_new(o, "stats",
 				    json_pack("{s:I,s:I,s:I}", "memory_current",

@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "bridge.h"
 #include "http.h"
+#include "profile.h"
 #include "loop.h"
 #include "spec.h"
 
@@ -39,6 +41,8 @@ struct sandbox {
 	enum sandbox_state state;
 	const struct backend_ops *backend;
 	const struct image *image;
+	const struct profile_seccomp *seccomp; /* compiled once per node, picked per sandbox */
+	char apparmor[64];      /* its AppArmor profile's name, where the node has AppArmor */
 	struct sandbox_spec spec;
 	struct cg *cg;
 	int cgroup_fd;
@@ -61,6 +65,11 @@ struct sandbox {
 	struct follower *followers;
 
 	struct exec_run *execs;
+
+	/* network, allowlist mode */
+	struct allowlist_sandbox *allowlist;
+	struct net_veth veth;
+	bool has_veth;
 
 	/* removal: conns waiting for DELETE to finish */
 	struct conn **deleters;

@@ -198,6 +198,90 @@ static int check_keys(json_t *o, const char *const *allowed, const char *where,
 	return 0;
 }
 
+static const char *const net_mode_names[_NET_MODE_MAX] = {
+	[NET_MODE_NONE] = "none",
+	[NET_MODE_ALLOWLIST] = "allowlist",
+	[NET_MODE_HOST] = "host",
+};
+
+const char *net_mode_to_string(enum net_mode m)
+{
+	return m < _NET_MODE_MAX ? net_mode_names[m] : "unknown";
+}
+
+static const char *opt_string(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int net_spec_parse(json_t *o, struct net_spec *ret, char err[SPEC_ERR_MAX])
+{
+	static const char *const keys[] = { "mode", "allow", NULL };
+	static const char *const rule_keys[] = { "proto", "cidr", "ports", NULL };
+	struct net_spec n = {};
+	json_t *allow, *r;
+	size_t i;
+	int k;
+
+	if (!o || json_is_null(o)) {
+		*ret = n;
+		return 0;
+	}
+	if (!json_is_object(o))
+		return fail(err, "%s", "'network' must be an object, e.g. {\"mode\": \"none\"}");
+	if ((k = check_keys(o, keys, "network", err)) < 0)
+		return k;
+	if (json_object_get(o, "mode")) {
+		const char *m = opt_string(o, "mode");
+
+		for (k = 0; m && k < _NET_MODE_MAX; k++)
+			if (strcmp(m, net_mode_names[k]) == 0)
+				break;
+		if (!m || k == _NET_MODE_MAX)
+			return fail(err, "%s", "network.mode must be \"none\", \"allowlist\" or \"host\"");
+		n.mode = k;
+	}
+	allow = json_object_get(o, "allow");
+	if (allow && !json_is_null(allow)) {
+		if (n.mode != NET_MODE_ALLOWLIST)
+			return fail(err, "%s", "network.allow needs network.mode \"allowlist\"");
+		if (!json_is_array(allow) || json_array_size(allow) > ALLOWLIST_MAX_RULES)
+			return fail(err, "%s", "network.allow must be an array of at most 256 rules");
+		n.rules = calloc(json_array_size(allow) + 1, sizeof(*n.rules));
+		if (!n.rules)
+			return -ENOMEM;
+		json_array_foreach(allow, i, r) {
+			const char *cidr = opt_string(r, "cidr");
+
+			if (!json_is_object(r) || check_keys(r, rule_keys, "a network.allow rule", err) < 0 ||
+			    !cidr ||
+			    allowlist_rule_parse(opt_string(r, "proto") ? opt_string(r, "proto") : "any",
+						 cidr, opt_string(r, "ports"), &n.rules[i]) < 0) {
+				free(n.rules);
+				snprintf(err, SPEC_ERR_MAX,
+					 "network.allow[%zu] is not a rule: it needs \"cidr\" (e.g. "
+					 "\"198.18.0.0/15\", host bits zero), optional \"proto\" (tcp, udp, "
+					 "icmp, any) and \"ports\" (\"443\", \"8000-8100\", \"any\")",
+					 i);
+				return -EINVAL;
+			}
+		}
+		n.n_rules = json_array_size(allow);
+		n.allow = json_incref(allow);
+	}
+	*ret = n;
+	return 0;
+}
+
+void net_spec_done(struct net_spec *n)
+{
+	free(n->rules);
+	json_decref(n->allow);
+	memset(n, 0, sizeof(*n));
+}
+
 static char *default_env[] = {
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 	"HOME=/root",
@@ -207,7 +291,8 @@ static char *default_env[] = {
 
 int sandbox_spec_parse(json_t *body, struct sandbox_spec *ret, char err[SPEC_ERR_MAX])
 {
-	static const char *const top[] = { "tier", "image", "cmd", "env", "cwd", "limits", NULL };
+	static const char *const top[] = { "tier", "image", "cmd", "env", "cwd", "limits", "network",
+					   "seccomp_profile", NULL };
 	static const char *const lim[] = { "memory_bytes", "pids", "cpu_weight", "disk_bytes",
 					   "log_bytes", NULL };
 	struct sandbox_spec s = {};
@@ -236,7 +321,10 @@ int sandbox_spec_parse(json_t *body, struct sandbox_spec *ret, char err[SPEC_ERR
 	    (r = parse_u64(limits, "disk_bytes", 1ull << 20, 64ull << 30, 1ull << 30,
 			   &s.disk_bytes, err)) < 0 ||
 	    (r = parse_u64(limits, "log_bytes", 4096, 1ull << 30, 8ull << 20, &s.log_bytes,
-			   err)) < 0) {
+			   err)) < 0 ||
+	    (r = net_spec_parse(json_object_get(body, "network"), &s.net, err)) < 0 ||
+	    (json_object_get(body, "seccomp_profile") &&
+	     (r = parse_string(body, "seccomp_profile", "", &s.seccomp_profile, err)) < 0)) {
 		sandbox_spec_done(&s);
 		return r;
 	}
@@ -252,6 +340,8 @@ void sandbox_spec_done(struct sandbox_spec *s)
 	strv_free(s->argv);
 	strv_free(s->env);
 	free(s->cwd);
+	free(s->seccomp_profile);
+	net_spec_done(&s->net);
 	memset(s, 0, sizeof(*s));
 }
 

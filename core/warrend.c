@@ -19,7 +19,9 @@
 #include "denial.h"
 #include "image.h"
 #include "info.h"
+#include "audit-feed.h"
 #include "log.h"
+#include "network.h"
 #include "profile.h"
 #include "sandbox.h"
 
@@ -49,9 +51,11 @@ static void usage(FILE *f)
 		"  --uid-count N        size of that uid range (default 65536)\n"
 		"  --cgroup-name NAME   parent cgroup in each hierarchy (default warren)\n"
 		"  --log-level LEVEL    error, warning, info or debug (default info)\n"
+		"  --allow-host-network let sandboxes ask for network mode host (refused otherwise)\n"
+		"  --profiles DIR       seccomp/<name>.profile and apparmor/ templates (default %s)\n"
 		"  -h, --help           this help\n"
 		"  --version            print the version\n",
-		WARREN_LIBEXECDIR "/warren-init");
+		WARREN_LIBEXECDIR "/warren-init", profile_default_dir());
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *ret)
@@ -90,7 +94,7 @@ static char *default_init_path(void)
 static int parse_args(int argc, char **argv, struct daemon *d)
 {
 	enum { O_SOCKET = 256, O_STATE, O_IMAGES, O_INIT, O_CORES, O_MAXSB, O_MAXCONN, O_UIDBASE,
-	       O_UIDCOUNT, O_CGNAME, O_LOGLEVEL, O_VERSION };
+	       O_UIDCOUNT, O_CGNAME, O_LOGLEVEL, O_HOSTNET, O_PROFILES, O_VERSION };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "state-dir", required_argument, NULL, O_STATE },
@@ -103,6 +107,8 @@ static int parse_args(int argc, char **argv, struct daemon *d)
 		{ "uid-count", required_argument, NULL, O_UIDCOUNT },
 		{ "cgroup-name", required_argument, NULL, O_CGNAME },
 		{ "log-level", required_argument, NULL, O_LOGLEVEL },
+		{ "allow-host-network", no_argument, NULL, O_HOSTNET },
+		{ "profiles", required_argument, NULL, O_PROFILES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{}
@@ -118,6 +124,7 @@ static int parse_args(int argc, char **argv, struct daemon *d)
 		case O_IMAGES: free(d->images_dir); d->images_dir = strdup(optarg); break;
 		case O_INIT: free(d->init_path); d->init_path = strdup(optarg); break;
 		case O_CGNAME: free(d->cgroup_name); d->cgroup_name = strdup(optarg); break;
+		case O_PROFILES: free(d->profiles_dir); d->profiles_dir = strdup(optarg); break;
 		case O_CORES:
 			r = parse_uint(optarg, 255, &v);
 			d->n_loops = v;
@@ -148,6 +155,9 @@ static int parse_args(int argc, char **argv, struct daemon *d)
 			r = log_level_from_string(optarg);
 			if (r >= 0)
 				log_set_level(r);
+			break;
+		case O_HOSTNET:
+			d->allow_host_network = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -274,6 +284,8 @@ static void *loop_thread(void *arg)
 		io_op_init(&signal_op, on_signal);
 		io_uring_prep_read(loop_sqe(l, &signal_op), d->signal_fd, &sig_info,
 				   sizeof(sig_info), 0);
+		network_denials_start(l);
+		audit_feed_start(l);
 	}
 	r = loop_run(l);
 	sandbox_table_free(l);
@@ -325,9 +337,13 @@ static int setup(struct daemon *d)
 	if (image_store_count(d->images) == 0)
 		log_warn("no images in %s: build one with tools/mkimage %s/base.erofs",
 			 d->images_dir, d->images_dir);
-	r = profile_seccomp_compile(&d->seccomp);
-	if (r < 0)
-		return log_errno(r, "compiling the seccomp profile");
+	{
+		char msg[PROFILE_ERROR_MAX];
+
+		r = profile_set_open(d->profiles_dir, &d->profiles, msg);
+		if (r < 0)
+			return log_errno(r, "loading the profiles in %s: %s", d->profiles_dir, msg);
+	}
 	r = d->init_fd = container_init_memfd(d->init_path);
 	if (r < 0)
 		return log_errno(r, "loading %s (pass --init PATH)", d->init_path);
@@ -343,6 +359,8 @@ static int setup(struct daemon *d)
 	if (d->signal_fd < 0)
 		return log_errno(-errno, "signalfd");
 
+	network_node_open(d);
+	audit_feed_open(d);
 	d->info = info_probe(d);
 	d->listen_fd = listen_socket(d->socket_path);
 	return d->listen_fd < 0 ? d->listen_fd : 0;
@@ -356,8 +374,10 @@ static void teardown(struct daemon *d)
 	safe_close(d->signal_fd);
 	safe_close(d->init_fd);
 	image_store_free(d->images);
+	network_node_close(d);
 	cg_node_free(d->cg);
-	profile_seccomp_free(d->seccomp);
+	profile_set_free(d->profiles);
+	audit_feed_close(d);
 	json_decref(d->info);
 	denial_journal_close();
 	free(d->loops);
@@ -366,6 +386,7 @@ static void teardown(struct daemon *d)
 	free(d->images_dir);
 	free(d->init_path);
 	free(d->cgroup_name);
+	free(d->profiles_dir);
 	free(d->log_dir);
 	free(d->scratch_dir);
 	free(d->image_mount_dir);
@@ -397,6 +418,8 @@ int main(int argc, char **argv)
 	}
 	if (!d.init_path)
 		d.init_path = default_init_path();
+	if (!d.profiles_dir)
+		d.profiles_dir = strdup(profile_default_dir());
 	if (geteuid() != 0) {
 		fprintf(stderr, "warrend: needs root (namespaces, cgroups, mounts); run it with sudo\n");
 		teardown(&d);

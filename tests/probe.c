@@ -28,7 +28,9 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -598,6 +600,134 @@ static int check_env(int argc, char **argv)
 		      v ? v : "(unset)");
 }
 
+/* syscall NAME...: makes each call here, in this process (so that the kernel's audit record
+ * names this pid), and prints "NAME=ok" or "NAME=ERRNO". Passes always: the test reads the
+ * line. */
+static int check_syscall(int argc, char **argv)
+{
+	char out[512] = "";
+	size_t len = 0;
+
+	for (int i = 0; i < argc; i++) {
+		struct utsname u;
+		long r;
+
+		if (strcmp(argv[i], "keyctl") == 0)
+			r = syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0);
+		else if (strcmp(argv[i], "uname") == 0)
+			r = uname(&u);
+		else if (strcmp(argv[i], "getppid") == 0)
+			r = syscall(SYS_getppid);
+		else if (strcmp(argv[i], "clone3") == 0)
+			r = syscall(SYS_clone3, NULL, 0); /* EFAULT/EINVAL without a profile */
+		else if (strcmp(argv[i], "ptrace") == 0)
+			r = syscall(SYS_ptrace, PTRACE_PEEKDATA, 1, NULL, NULL);
+		else
+			return report(false, "unknown call %s", argv[i]);
+		len += snprintf(out + len, sizeof(out) - len, "%s%s=%s", i ? " " : "", argv[i],
+				r < 0 ? strerrorname_np(errno) : "ok");
+		if (len >= sizeof(out))
+			break;
+	}
+	return report(true, "%s", out);
+}
+
+/* leak-fd FD NAME: FD is a directory of the host that reached us (a leaked descriptor, runc's
+ * CVE-2024-21626). Opening NAME through it, and through it as the working directory, must fail
+ * with EACCES (Landlock), while the sandbox's own /etc/marker still reads. */
+static int check_leak_fd(int argc, char **argv)
+{
+	char buf[64];
+	int fd, via_at, via_cwd, inside;
+
+	if (argc < 2)
+		return report(false, "usage: leak-fd FD NAME");
+	fd = atoi(argv[0]);
+	via_at = openat(fd, argv[1], O_RDONLY | O_CLOEXEC);
+	via_at = via_at < 0 ? errno : (read(via_at, buf, sizeof(buf)) >= 0 ? 0 : errno);
+	if (fork() == 0) {
+		/* the working directory variant, in a child so that ours stays */
+		int r = fchdir(fd) < 0 ? errno : open(argv[1], O_RDONLY | O_CLOEXEC) < 0 ? errno : 0;
+		_exit(r);
+	}
+	{
+		int status;
+
+		wait(&status);
+		via_cwd = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	}
+	inside = read_file("/etc/marker", buf, sizeof(buf)) > 0 ? 0 : errno;
+	return report(via_at == EACCES && via_cwd == EACCES && inside == 0,
+		      "openat=%s fchdir+open=%s inside=%s",
+		      via_at ? strerrorname_np(via_at) : "ok",
+		      via_cwd > 0 ? strerrorname_np(via_cwd) : via_cwd == 0 ? "ok" : "crashed",
+		      inside ? strerrorname_np(inside) : "ok");
+}
+
+/* signal PID: a signal (0) to PID, a process of another Landlock domain (the sandbox's init
+ * tree, seen from an exec), fails with EPERM; one to our own child works. */
+static int check_signal(int argc, char **argv)
+{
+	pid_t child, target = argc > 0 ? atoi(argv[0]) : 1;
+	int own, other;
+
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	own = kill(child, 0) < 0 ? errno : 0;
+	other = kill(target, 0) < 0 ? errno : 0;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return report(own == 0 && other == EPERM, "own-child=%s pid%d=%s",
+		      own ? strerrorname_np(own) : "ok", (int)target,
+		      other ? strerrorname_np(other) : "ok");
+}
+
+static socklen_t abstract_addr(struct sockaddr_un *a, const char *name)
+{
+	size_t n = strnlen(name, sizeof(a->sun_path) - 2);
+
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	memcpy(a->sun_path + 1, name, n); /* sun_path[0] == 0: the abstract namespace */
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+/* abstract-listen NAME: listens on the abstract unix socket @NAME and accepts forever. */
+static int check_abstract_listen(int argc, char **argv)
+{
+	struct sockaddr_un a;
+	socklen_t len = abstract_addr(&a, argc > 0 ? argv[0] : "warren-probe");
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0 || bind(s, (struct sockaddr *)&a, len) < 0 || listen(s, 16) < 0)
+		return report(false, "listen: %m");
+	printf("# listening\n");
+	fflush(stdout);
+	for (;;) {
+		int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c >= 0)
+			close(c);
+	}
+}
+
+/* abstract-connect NAME: connecting to @NAME, served by another Landlock domain, fails with
+ * EPERM. */
+static int check_abstract_connect(int argc, char **argv)
+{
+	struct sockaddr_un a;
+	socklen_t len = abstract_addr(&a, argc > 0 ? argv[0] : "warren-probe");
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+
+	if (s < 0)
+		return report(false, "socket: %m");
+	err = connect(s, (struct sockaddr *)&a, len) < 0 ? errno : 0;
+	return report(err == EPERM, "connect=%s", err ? strerrorname_np(err) : "ok");
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -624,6 +754,11 @@ static const struct {
 	{ "stdin", check_stdin },
 	{ "cwd", check_cwd },
 	{ "env", check_env },
+	{ "syscall", check_syscall },
+	{ "leak-fd", check_leak_fd },
+	{ "signal", check_signal },
+	{ "abstract-listen", check_abstract_listen },
+	{ "abstract-connect", check_abstract_connect },
 };
 
 int main(int argc, char **argv)

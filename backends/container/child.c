@@ -39,6 +39,8 @@ static const char *const step_names[_STEP_MAX] = {
 	[STEP_CAPS] = "drop capabilities",
 	[STEP_STDIO] = "set up stdio",
 	[STEP_CLOSE_FDS] = "close inherited fds",
+	[STEP_APPARMOR] = "ask for the AppArmor profile",
+	[STEP_LANDLOCK] = "restrict the filesystem with Landlock",
 	[STEP_SECCOMP] = "load the seccomp filter",
 	[STEP_EXEC] = "exec",
 	[STEP_CGROUP_ATTACH] = "join the v1 cgroups",
@@ -152,6 +154,30 @@ int child_writer_alive(int rd)
 	if (poll(&p, 1, 0) < 0)
 		return -errno;
 	return (p.revents & POLLHUP) ? -ESRCH : 0;
+}
+
+int child_confine(const char *apparmor_profile, const struct profile_landlock *landlock,
+		  const struct profile_seccomp *profile, const struct sock_fprog *prog,
+		  enum child_step *ret_step)
+{
+	int r;
+
+	if (apparmor_profile) {
+		*ret_step = STEP_APPARMOR;
+		r = profile_apparmor_exec(apparmor_profile);
+		if (r < 0)
+			return r;
+	}
+	*ret_step = STEP_LANDLOCK;
+	r = profile_landlock_apply(landlock);
+	if (r < 0)
+		return r;
+	*ret_step = STEP_SECCOMP;
+	if (profile)
+		return profile_seccomp_load(profile);
+	if (prog)
+		return profile_seccomp_apply(prog);
+	return 0;
 }
 
 int child_execvpe(const char *file, char *const argv[], char *const envp[], const char *path)

@@ -162,6 +162,8 @@ static int spawn_plan_init(struct spawn_plan *p, const struct spawn_config *c, c
 	}
 
 	p->c = *c;
+	if (!c->no_landlock)
+		profile_landlock_plan(&p->landlock);
 	if (!p->c.envp)
 		p->c.envp = (char *const *)no_env;
 	p->argv = argv;
@@ -203,6 +205,8 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 	};
+	if (c->host_network)
+		args.flags &= ~(uint64_t)CLONE_NEWNET;
 	if (c->cgroup_fd >= 0) {
 		args.flags |= CLONE_INTO_CGROUP;
 		args.cgroup = (uint64_t)c->cgroup_fd;
@@ -232,6 +236,11 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 			log_warn_errno(r, "sandbox %s: attach to the v1 cgroups", c->id);
 			goto fail;
 		}
+	}
+	if (c->before_start) {
+		r = c->before_start(c->userdata, pid);
+		if (r < 0)
+			goto fail;
 	}
 	if (write(sync[1], "", 1) != 1) {
 		r = errno_or(EIO);
@@ -287,6 +296,8 @@ static int container_exec(const struct exec_config *c, struct spawn_result *ret)
 	p.err_wr = err[1];
 	p.pid_wr = pidp[1];
 	p.alive_rd = alive[0];
+	if (!c->no_landlock)
+		profile_landlock_plan(&p.landlock);
 
 	struct clone_args args = {
 		.flags = CLONE_PIDFD,

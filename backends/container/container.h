@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "macro.h"
+#include "profile.h"
 
 /* Where a child failed, reported to the parent with the errno through the error pipe. */
 enum child_step {
@@ -38,6 +39,8 @@ enum child_step {
 	STEP_CAPS,
 	STEP_STDIO,
 	STEP_CLOSE_FDS,
+	STEP_APPARMOR,
+	STEP_LANDLOCK,
 	STEP_SECCOMP,
 	STEP_EXEC,
 	STEP_CGROUP_ATTACH,
@@ -60,6 +63,7 @@ struct spawn_plan {
 	char *const *argv;              /* "warren-init" ["--" cmd...] */
 	char scratch_size[24];          /* tmpfs size= of the writable layer, in bytes */
 	char scratch_inodes[24];        /* and its nr_inodes= */
+	struct profile_landlock landlock; /* abi 0: none */
 	int sync_rd, sync_wr;           /* one byte from the parent: maps and cgroups are set */
 	int err_rd, err_wr;
 };
@@ -71,6 +75,7 @@ struct exec_plan {
 	int err_wr;                     /* A's and B's errors */
 	int pid_wr;                     /* A reports B's pid */
 	int alive_rd;                   /* its write end stays in the daemon: POLLHUP if it died */
+	struct profile_landlock landlock; /* abi 0: none */
 };
 
 _noreturn_ void spawn_child(const struct spawn_plan *p);
@@ -88,6 +93,12 @@ int child_drop_caps(void);
 int child_install_fds(const int *fds, int n);
 /* 0 if the pipe's write end is still open somewhere, -ESRCH once every writer closed it. */
 int child_writer_alive(int rd);
+/* The security layers a child applies last, in this order: the AppArmor profile for the next
+ * exec, Landlock (after every mount, which Landlock would refuse), then seccomp (last: the
+ * calls before it need not be allowed by the profile). Returns 0 or -errno with *ret_step. */
+int child_confine(const char *apparmor_profile, const struct profile_landlock *landlock,
+		  const struct profile_seccomp *profile, const struct sock_fprog *prog,
+		  enum child_step *ret_step);
 /* execve() with a PATH search on stack buffers; returns the most telling -errno. */
 int child_execvpe(const char *file, char *const argv[], char *const envp[], const char *path);
 

@@ -30,6 +30,7 @@ enum { FD_STDIN, FD_STDOUT, FD_STDERR, FD_ERR, FD_SANDBOX, FD_ALIVE, FD_PID, _FD
 static _noreturn_ void exec_command(const struct exec_plan *p)
 {
 	const struct exec_config *c = p->c;
+	enum child_step step;
 	int r;
 
 	close(FD_PID);
@@ -51,11 +52,12 @@ static _noreturn_ void exec_command(const struct exec_plan *p)
 	r = sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	if (r < 0)
 		child_fail(FD_ERR, STEP_CLOSE_FDS, -r);
-	if (c->seccomp) {
-		r = profile_seccomp_apply(c->seccomp);
-		if (r < 0)
-			child_fail(FD_ERR, STEP_SECCOMP, -r);
-	}
+	/* The same layers as the init's, in the same order. Landlock's "/" is the sandbox's root,
+	 * where setns(CLONE_NEWNS) put us. It is a domain of its own, with the same rules: a
+	 * Landlock domain passes only from parent to child, and B descends from the daemon. */
+	r = child_confine(c->apparmor_profile, &p->landlock, c->seccomp_profile, c->seccomp, &step);
+	if (r < 0)
+		child_fail(FD_ERR, step, -r);
 	r = child_execvpe(c->argv[0], c->argv, c->envp, p->path);
 	child_fail(FD_ERR, STEP_EXEC, -r);
 }

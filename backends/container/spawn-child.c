@@ -223,7 +223,8 @@ static void mount_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd
 void spawn_child(const struct spawn_plan *p)
 {
 	const struct spawn_config *c = &p->c;
-	int rootfs_fd, scratch_fd;
+	enum child_step step;
+	int rootfs_fd, scratch_fd, confine;
 	char byte;
 	ssize_t n;
 
@@ -267,7 +268,9 @@ void spawn_child(const struct spawn_plan *p)
 	umask(022);
 	mount_root(p, rootfs_fd, scratch_fd);
 	mask_proc(p);
-	CHECK_R(STEP_LOOPBACK, net_loopback_up());
+	/* In the host's network namespace (mode "host") lo is the host's, and not ours to set. */
+	if (!c->host_network)
+		CHECK_R(STEP_LOOPBACK, net_loopback_up());
 	CHECK(STEP_CHDIR, chdir(c->cwd ? c->cwd : "/"));
 	CHECK_R(STEP_CAPS, child_drop_caps());
 
@@ -276,8 +279,12 @@ void spawn_child(const struct spawn_plan *p)
 	/* Everything else the daemon had open stays out of the sandbox; the error pipe and the
 	 * init memfd are among them and close at exec, which tells the parent we made it. */
 	CHECK_R(STEP_CLOSE_FDS, sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC));
-	if (c->seccomp)
-		CHECK_R(STEP_SECCOMP, profile_seccomp_apply(c->seccomp));
+	/* AppArmor for the exec, Landlock, then seccomp: after pivot_root and every mount
+	 * (Landlock refuses mounts to a restricted process), and with "/" the sandbox's root. */
+	confine = child_confine(c->apparmor_profile, &p->landlock, c->seccomp_profile, c->seccomp,
+				&step);
+	if (confine < 0)
+		child_fail(p->err_wr, step, -confine);
 
 	CHECK_R(STEP_EXEC, sys_execveat(c->init_fd, "", p->argv, c->envp, AT_EMPTY_PATH));
 	child_fail(p->err_wr, STEP_EXEC, EIO);

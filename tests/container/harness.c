@@ -19,7 +19,7 @@
 #include "profile.h"
 #include "syscall.h"
 
-struct ctr T = { .cgroup_fd = -1, .init_fd = -1, .log_rd = -1, .log_wr = -1,
+struct ctr T = { .cgroup_fd = -1, .init_fd = -1, .log_rd = -1, .log_wr = -1, .stdio_fd = -1,
 		 .init = { .pidfd = -1 } };
 
 static const char *build_dir(void)
@@ -104,8 +104,14 @@ void ctr_setup(void)
 	snprintf(path, sizeof(path), "%s/warren-init", build_dir());
 	T.init_fd = container_init_memfd(path);
 	cr_assert_geq(T.init_fd, 0, "container_init_memfd(%s): %s", path, strerror(-T.init_fd));
-	r = profile_seccomp_compile(&T.profile);
-	cr_assert_eq(r, 0, "profile_seccomp_compile: %s", strerror(-r));
+	{
+		char err[PROFILE_ERROR_MAX];
+
+		r = profile_set_open(ctr_profiles_dir(), &T.profiles, err);
+		cr_assert_eq(r, 0, "profile_set_open(%s): %s", ctr_profiles_dir(), err);
+	}
+	T.profile = profile_seccomp_get(T.profiles, NULL);
+	cr_assert(T.profile);
 	T.seccomp = T.profile;
 
 	cr_assert_eq(pipe2(logp, O_CLOEXEC), 0);
@@ -151,7 +157,8 @@ void ctr_teardown(void)
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", T.dir);
 		(void)!system(cmd);
 	}
-	T.profile = profile_seccomp_free(T.profile);
+	T.profiles = profile_set_free(T.profiles);
+	T.profile = T.seccomp = NULL;
 	int *fds[] = { &T.cgroup_fd, &T.init_fd, &T.log_rd, &T.log_wr };
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -170,10 +177,11 @@ int ctr_start(char *const *argv)
 		.cwd = T.cwd,
 		.cg = T.cg,
 		.cgroup_fd = T.cgroup_fd,
-		.stdio_fd = T.log_wr,
+		.stdio_fd = T.stdio_fd >= 0 ? T.stdio_fd : T.log_wr,
 		.uid_base = UID_BASE,
 		.uid_count = UID_COUNT,
-		.seccomp = T.seccomp,
+		.seccomp_profile = T.seccomp,
+		.no_landlock = T.no_landlock,
 		.init_fd = T.init_fd,
 	};
 
@@ -237,27 +245,35 @@ static int exec_with(char *const *argv, int in, int out, int err, struct spawn_r
 		.stdout_fd = out,
 		.stderr_fd = err,
 		.uid_base = UID_BASE,
-		.seccomp = T.seccomp,
+		.seccomp_profile = T.seccomp,
+		.no_landlock = T.no_landlock,
 	};
 
 	return container_backend.exec(&c, ret);
 }
 
-int ctr_exec(char *const *argv, const char *stdin_text, char **out, char **err)
+static int exec_capture(char *const *argv, const char *stdin_text, int stdin_fd, char **out,
+			char **err)
 {
-	int in[2], o[2], e[2], r;
+	int in[2] = { -1, -1 }, o[2], e[2], r;
 	struct spawn_result res;
 	char *bufs[2] = { strdup(""), strdup("") };
 	size_t lens[2] = { 0, 0 };
 
-	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
+	if (stdin_fd < 0)
+		cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(o, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(e, O_CLOEXEC), 0);
-	r = exec_with(argv, in[0], o[1], e[1], &res);
-	close(in[0]), close(o[1]), close(e[1]);
-	if (r >= 0 && stdin_text)
-		(void)!write(in[1], stdin_text, strlen(stdin_text));
-	close(in[1]);
+	r = exec_with(argv, stdin_fd >= 0 ? stdin_fd : in[0], o[1], e[1], &res);
+	if (r >= 0)
+		T.last_exec_pid = res.pid;
+	close(o[1]), close(e[1]);
+	if (stdin_fd < 0) {
+		close(in[0]);
+		if (r >= 0 && stdin_text)
+			(void)!write(in[1], stdin_text, strlen(stdin_text));
+		close(in[1]);
+	}
 
 	struct pollfd p[2] = { { .fd = o[0], .events = POLLIN }, { .fd = e[0], .events = POLLIN } };
 	while (r >= 0 && (p[0].fd >= 0 || p[1].fd >= 0)) {
@@ -290,6 +306,24 @@ int ctr_exec(char *const *argv, const char *stdin_text, char **out, char **err)
 	else
 		free(bufs[1]);
 	return r;
+}
+
+int ctr_exec(char *const *argv, const char *stdin_text, char **out, char **err)
+{
+	return exec_capture(argv, stdin_text, -1, out, err);
+}
+
+int ctr_exec_stdin_fd(char *const *argv, int stdin_fd, char **out, char **err)
+{
+	return exec_capture(argv, NULL, stdin_fd, out, err);
+}
+
+const char *ctr_profiles_dir(void)
+{
+	static char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/profiles", build_dir());
+	return dir;
 }
 
 int ctr_exec_async(char *const *argv, pid_t *ret_pid)

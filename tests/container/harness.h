@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "cgroup.h"
+#include "profile.h"
 
 #define UID_BASE 100000
 #define UID_COUNT 65536
@@ -28,10 +29,14 @@ struct ctr {
 	struct cg *cg;
 	int cgroup_fd;
 	int init_fd;
-	struct sock_fprog *seccomp; /* NULL in a test that runs without the profile */
-	struct sock_fprog *profile; /* what the fixture compiled, freed at teardown */
+	struct profile_set *profiles;            /* <build>/profiles, compiled at setup */
+	const struct profile_seccomp *seccomp;   /* NULL in a test that runs without a profile */
+	const struct profile_seccomp *profile;   /* the set's container profile */
+	bool no_landlock;          /* set by a test to show what Landlock blocks */
+	int stdio_fd;              /* the sandbox's stdout and stderr; -1: the log pipe */
 	int log_rd, log_wr;
 	struct spawn_result init;  /* pidfd is -1 while no sandbox runs */
+	pid_t last_exec_pid;       /* host pid of the last ctr_exec's command */
 	uint64_t disk_bytes;
 	const char *cwd;           /* of the sandbox's command; NULL: "/" */
 	const char *exec_cwd;      /* NULL: "/" */
@@ -56,8 +61,12 @@ char *ctr_run(char *const *argv, int *code);
 /* Runs argv in T's running sandbox with stdin_text (NULL: /dev/null); captures stdout and
  * stderr separately. Returns the exit code or -errno from container_backend.exec. */
 int ctr_exec(char *const *argv, const char *stdin_text, char **out, char **err);
-/* Like ctr_exec, but leaves the command running: its A process's pidfd, pid in *ret_pid. */
+/* Like ctr_exec, but leaves the command running: its pidfd, its host pid in *ret_pid. */
 int ctr_exec_async(char *const *argv, pid_t *ret_pid);
+/* ctr_exec with the given descriptor as the command's stdin (a test's "leaked" fd). */
+int ctr_exec_stdin_fd(char *const *argv, int stdin_fd, char **out, char **err);
+/* The build's profile directory (<build>/profiles). */
+const char *ctr_profiles_dir(void);
 
 /* How many mounts in the host's (our) mount table mention T.dir. */
 int ctr_host_mounts(void);

@@ -3,8 +3,14 @@
  * ENOSYS) and the harmless ones work; without it, the same probe sees them succeed, so the
  * errnos come from the profile and not from elsewhere. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "profile.h"
@@ -64,12 +70,82 @@ Test(seccomp, profile_covers_the_i386_table)
 
 Test(seccomp, program_is_compiled_once_and_small)
 {
-	struct sock_fprog *p = NULL;
+	struct profile_seccomp *p = NULL;
+	char err[PROFILE_ERROR_MAX];
+	char path[PATH_MAX];
+	FILE *f;
+	char *text = NULL;
+	size_t cap = 0, len;
 
-	cr_assert_eq(profile_seccomp_compile(&p), 0);
-	cr_assert_gt(p->len, 10);
-	cr_assert_lt(p->len, 1024, "%u instructions", p->len);
-	cr_assert_eq(p->len, T.profile->len);
-	cr_assert_eq(memcmp(p->filter, T.profile->filter, p->len * sizeof(p->filter[0])), 0);
+	/* The file the set compiled, compiled again: the same program, byte for byte. */
+	snprintf(path, sizeof(path), "%s/seccomp/container.profile", ctr_profiles_dir());
+	f = fopen(path, "re");
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	len = getdelim(&text, &cap, '\0', f);
+	fclose(f);
+	cr_assert_eq(profile_seccomp_parse("container", text, len, path, &p, err), 0, "%s", err);
+	cr_assert_gt(p->logged.len, 10);
+	cr_assert_lt(p->logged.len, 1024, "%u instructions", p->logged.len);
+	cr_assert_eq(p->logged.len, T.profile->logged.len);
+	cr_assert_eq(memcmp(p->logged.filter, T.profile->logged.filter,
+			    p->logged.len * sizeof(p->logged.filter[0])), 0);
+	/* clone3's ENOSYS is the one unlogged refusal: a program of its own */
+	cr_assert_gt(p->quiet.len, 0);
+	cr_assert_lt(p->quiet.len, 64, "%u instructions", p->quiet.len);
 	profile_seccomp_free(p);
+	free(text);
+}
+
+/* The first interface still works for the daemon until it passes profile sets: one program
+ * with every rule, clone3's included. */
+Test(seccomp, first_interface_still_compiles)
+{
+	struct sock_fprog *prog = NULL;
+
+	cr_assert_eq(profile_seccomp_compile(&prog), 0);
+	cr_assert_gt(prog->len, T.profile->logged.len);
+	cr_assert_lt(prog->len, 1024);
+	profile_seccomp_free(prog);
+}
+
+/* A profile file picked per sandbox changes what is refused: this one refuses uname with
+ * EACCES and leaves keyctl alone, the default the other way round. */
+Test(seccomp, profile_file_override_changes_what_is_refused)
+{
+	char dir[] = "/tmp/warren-prof-XXXXXX", path[PATH_MAX], err[PROFILE_ERROR_MAX];
+	struct profile_set *set = NULL;
+	const struct profile_seccomp *custom;
+	int code, fd;
+	char *out;
+	static const char text[] = "# refuses uname only\ndefault allow\nuname errno EACCES\n";
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/seccomp", dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/seccomp/only-uname.profile", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	cr_assert_eq(profile_set_open(dir, &set, err), 0, "%s", err);
+	custom = profile_seccomp_get(set, "only-uname");
+	cr_assert(custom);
+	/* the built-in default joins a directory that has none */
+	cr_assert(profile_seccomp_get(set, "container"));
+
+	T.seccomp = custom;
+	out = ctr_run(PROBE("syscall", "uname", "keyctl"), &code);
+	cr_assert(strstr(out, "uname=EACCES keyctl=ok"), "%s", out);
+	free(out);
+
+	T.seccomp = T.profile;
+	out = ctr_run(PROBE("syscall", "uname", "keyctl"), &code);
+	cr_assert(strstr(out, "uname=ok keyctl=EPERM"), "%s", out);
+	free(out);
+
+	profile_set_free(set);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/seccomp", dir);
+	rmdir(path);
+	rmdir(dir);
 }

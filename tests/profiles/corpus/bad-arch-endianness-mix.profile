@@ -1,0 +1,5 @@
+
+default allow
+
+clone errno ENOSYS nolog
+arch x86 parisc native 

@@ -1,0 +1,3 @@
+default allow
+ptrace errno EPERM
+ptrace errno EACCES

@@ -1,0 +1,6 @@
+default allow
+ptrace errno EPERM
+
+
+
+ptrce errno EPERM

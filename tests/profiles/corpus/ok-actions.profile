@@ -1,0 +1,5 @@
+default allow
+mount kill
+keyctl trap
+bpf kill_thread
+ptrace log
