@@ -28,12 +28,8 @@ struct spawn_config {
 	int stdio_fd;            /* write end of the log pipe, becomes stdout and stderr */
 	uid_t uid_base;          /* host uid (and gid) that root inside the sandbox maps to */
 	uint32_t uid_count;      /* size of the mapped range */
-	/* The seccomp profile, loaded last before exec (profiles/profile.h). When both are set,
-	 * seccomp_profile wins; when both are NULL there is no filter. seccomp is the first
-	 * interface's single program (no audit logging), kept until the daemon passes
-	 * seccomp_profile. */
+	/* The seccomp profile, loaded last before exec (profiles/profile.h); NULL: no filter. */
 	const struct profile_seccomp *seccomp_profile;
-	const struct sock_fprog *seccomp;
 	/* Landlock, where the kernel has it (profile_landlock_abi() > 0): on unless this is set.
 	 * Only tests turn it off, to show what it blocks. */
 	bool no_landlock;
@@ -60,7 +56,6 @@ struct exec_config {
 	uid_t uid_base;
 	/* The sandbox's own: the same profile as its spawn_config (the daemon keeps it). */
 	const struct profile_seccomp *seccomp_profile;
-	const struct sock_fprog *seccomp;
 	bool no_landlock;
 	const char *apparmor_profile;
 };
@@ -73,6 +68,14 @@ struct spawn_result {
 /* The exit status of a sandbox or an exec, as both report it through their waited-for
  * process: the command's exit code, or 128 + signal number if a signal killed it. */
 
+/* Why an exec failed, for the caller's answer: the user's command or working directory, or
+ * something on the node. */
+enum exec_failure {
+	EXEC_FAILURE_COMMAND, /* no such command, not executable */
+	EXEC_FAILURE_CWD,     /* the working directory does not exist or is not one */
+	EXEC_FAILURE_NODE,
+};
+
 struct backend_ops {
 	const char *name;        /* tier name in the API: "container" */
 	/* 0 if this node can run the tier, else -errno and a static reason in *ret_why. */
@@ -81,7 +84,8 @@ struct backend_ops {
 	 * is left behind (the child is killed and reaped). Loop thread. */
 	int (*start)(const struct spawn_config *c, struct spawn_result *ret);
 	/* Starts a command inside a running sandbox: same namespaces, cgroup and seccomp. */
-	int (*exec)(const struct exec_config *c, struct spawn_result *ret);
+	int (*exec)(const struct exec_config *c, struct spawn_result *ret,
+		    enum exec_failure *ret_failure);
 };
 
 extern const struct backend_ops container_backend;

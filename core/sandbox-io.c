@@ -443,6 +443,7 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 	struct exec_run *e;
 	struct exec_config cfg;
 	struct spawn_result res;
+	enum exec_failure failure = EXEC_FAILURE_NODE;
 	int r;
 
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0)
@@ -464,8 +465,14 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 		.seccomp_profile = s->seccomp,
 		.apparmor_profile = s->apparmor[0] ? s->apparmor : NULL,
 	};
-	r = s->backend->exec(&cfg, &res);
-	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC) {
+	r = s->backend->exec(&cfg, &res, &failure);
+	if (r < 0 && failure == EXEC_FAILURE_CWD) {
+		free(e);
+		snprintf(err, SPEC_ERR_MAX, "cannot use '%s' as the working directory in %s: %s",
+			 spec->cwd ? spec->cwd : "/", s->id, strerror(-r));
+		return -EINVAL;
+	}
+	if (r < 0 && failure == EXEC_FAILURE_COMMAND) {
 		/* The command could not be executed: answer as a shell would, 127 for "not
 		 * found" and 126 for "not executable", with the reason on stderr. */
 		char msg[SPEC_ERR_MAX + 64];

@@ -61,19 +61,8 @@ const struct profile_seccomp *profile_set_at(const struct profile_set *set, size
 /* The installed profile directory (meson's datadir/warren/profiles). */
 const char *profile_default_dir(void);
 
-/* Before profile sets: the built-in container profile as one program, loaded by
- * profile_seccomp_apply() (without the LOG flag, and with clone3's rule in it). Kept so that
- * callers of the first interface keep working; new code uses profile_set_open(). */
-int profile_seccomp_compile(struct sock_fprog **ret);
-struct sock_fprog *profile_seccomp_free_prog(struct sock_fprog *prog);
-/* Loads prog into the calling thread with no_new_privs set. Async-signal-safe. */
-int profile_seccomp_apply(const struct sock_fprog *prog);
-/* One destructor name for both types while the daemon still holds a struct sock_fprog from
- * profile_seccomp_compile(); once it uses profile sets this becomes a plain function. */
-#define profile_seccomp_free(p)                                                          \
-	_Generic((p), struct sock_fprog *: profile_seccomp_free_prog,                     \
-		 struct profile_seccomp *: profile_seccomp_free_compiled)(p)
-struct profile_seccomp *profile_seccomp_free_compiled(struct profile_seccomp *p);
+/* NULL-safe, returns NULL. */
+struct profile_seccomp *profile_seccomp_free(struct profile_seccomp *p);
 
 /* ---- Landlock ---------------------------------------------------------------------------- */
 

@@ -267,7 +267,7 @@ int profile_seccomp_parse(const char *name, const char *text, size_t len, const 
 	return 0;
 }
 
-struct profile_seccomp *profile_seccomp_free_compiled(struct profile_seccomp *p)
+struct profile_seccomp *profile_seccomp_free(struct profile_seccomp *p)
 {
 	if (!p)
 		return NULL;
@@ -434,7 +434,7 @@ int profile_set_open(const char *dir, struct profile_set **ret, char err[PROFILE
 		if (r >= 0)
 			r = set_add(set, p);
 		if (r < 0) {
-			profile_seccomp_free_compiled(p);
+			profile_seccomp_free(p);
 			break;
 		}
 	}
@@ -452,7 +452,7 @@ int profile_set_open(const char *dir, struct profile_set **ret, char err[PROFILE
 		if (r >= 0)
 			r = set_add(set, p);
 		if (r < 0) {
-			profile_seccomp_free_compiled(p);
+			profile_seccomp_free(p);
 			return r;
 		}
 	}
@@ -465,7 +465,7 @@ struct profile_set *profile_set_free(struct profile_set *set)
 	if (!set)
 		return NULL;
 	for (size_t i = 0; i < set->n; i++)
-		profile_seccomp_free_compiled(set->v[i]);
+		profile_seccomp_free(set->v[i]);
 	free(set->v);
 	free(set);
 	return NULL;
@@ -491,50 +491,4 @@ size_t profile_set_count(const struct profile_set *set)
 const struct profile_seccomp *profile_set_at(const struct profile_set *set, size_t i)
 {
 	return set && i < set->n ? set->v[i] : NULL;
-}
-
-/* ---- the first interface ------------------------------------------------------------------- */
-
-int profile_seccomp_compile(struct sock_fprog **ret)
-{
-	struct profile_text pt;
-	struct sock_fprog prog, quiet = { 0 };
-	struct sock_fprog *out;
-	char err[PROFILE_ERROR_MAX];
-	int r;
-
-	r = profile_text_parse(profile_builtin_container, profile_builtin_container_len,
-			       "builtin:seccomp/container.profile", &pt, err);
-	if (r < 0)
-		return r;
-	/* one program, nolog rules included: profile_seccomp_apply loads it without logging */
-	r = compile(&pt, false, "builtin", &prog, &quiet, err);
-	profile_text_done(&pt);
-	if (r < 0)
-		return r;
-	/* one allocation holding the header and the filter, as before */
-	out = malloc(sizeof(*out) + prog.len * sizeof(struct sock_filter));
-	if (!out) {
-		free(prog.filter);
-		return -ENOMEM;
-	}
-	out->len = prog.len;
-	out->filter = (struct sock_filter *)(out + 1);
-	memcpy(out->filter, prog.filter, prog.len * sizeof(struct sock_filter));
-	free(prog.filter);
-	*ret = out;
-	return 0;
-}
-
-struct sock_fprog *profile_seccomp_free_prog(struct sock_fprog *prog)
-{
-	free(prog);
-	return NULL;
-}
-
-int profile_seccomp_apply(const struct sock_fprog *prog)
-{
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
-	return load_one(prog, 0);
 }

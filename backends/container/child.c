@@ -157,8 +157,7 @@ int child_writer_alive(int rd)
 }
 
 int child_confine(const char *apparmor_profile, const struct profile_landlock *landlock,
-		  const struct profile_seccomp *profile, const struct sock_fprog *prog,
-		  enum child_step *ret_step)
+		  const struct profile_seccomp *profile, enum child_step *ret_step)
 {
 	int r;
 
@@ -173,11 +172,7 @@ int child_confine(const char *apparmor_profile, const struct profile_landlock *l
 	if (r < 0)
 		return r;
 	*ret_step = STEP_SECCOMP;
-	if (profile)
-		return profile_seccomp_load(profile);
-	if (prog)
-		return profile_seccomp_apply(prog);
-	return 0;
+	return profile ? profile_seccomp_load(profile) : 0;
 }
 
 int child_execvpe(const char *file, char *const argv[], char *const envp[], const char *path)

@@ -34,7 +34,7 @@ static void kill_and_reap(int pidfd)
 }
 
 /* 0 once the child closed its end by exec'ing, or its -errno. */
-static int read_child_error(int fd, const char *what)
+static int read_child_error(int fd, const char *what, enum child_step *ret_step)
 {
 	struct child_error e;
 	size_t got = 0;
@@ -54,6 +54,8 @@ static int read_child_error(int fd, const char *what)
 		return 0;
 	if (got != sizeof(e) || e.err <= 0)
 		return -EIO;
+	if (ret_step)
+		*ret_step = e.step;
 	/* A missing command or working directory is the user's mistake, and a sandbox that
 	 * exited under an exec a normal race: not the node's problems. */
 	if (e.step == STEP_EXEC || e.step == STEP_CHDIR || (e.step == STEP_SETNS && e.err == ESRCH))
@@ -246,7 +248,7 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 		r = errno_or(EIO);
 		goto fail;
 	}
-	r = read_child_error(err[0], c->id);
+	r = read_child_error(err[0], c->id, NULL);
 	if (r < 0)
 		goto fail;
 
@@ -274,8 +276,10 @@ static void reap(int pidfd)
 		;
 }
 
-static int container_exec(const struct exec_config *c, struct spawn_result *ret)
+static int container_exec(const struct exec_config *c, struct spawn_result *ret,
+			  enum exec_failure *ret_failure)
 {
+	enum child_step step = _STEP_MAX;
 	_cleanup_close_pair_ int err[2] = { -EBADF, -EBADF }, pidp[2] = { -EBADF, -EBADF },
 				 alive[2] = { -EBADF, -EBADF };
 	_cleanup_close_ int a_pidfd = -EBADF, b_pidfd = -EBADF;
@@ -327,10 +331,14 @@ static int container_exec(const struct exec_config *c, struct spawn_result *ret)
 	}
 
 	/* EOF once B has exec'd; an error from A, or from B, which then exits. */
-	r = read_child_error(err[0], "exec");
+	r = read_child_error(err[0], "exec", &step);
 	if (r < 0) {
 		if (b_pidfd >= 0) /* B is our child: no zombie goes anywhere else */
 			kill_and_reap(b_pidfd);
+		if (ret_failure)
+			*ret_failure = step == STEP_EXEC  ? EXEC_FAILURE_COMMAND :
+				       step == STEP_CHDIR ? EXEC_FAILURE_CWD :
+							    EXEC_FAILURE_NODE;
 		return r;
 	}
 	if (b_pidfd < 0)

@@ -97,8 +97,7 @@ int child_writer_alive(int rd);
  * exec, Landlock (after every mount, which Landlock would refuse), then seccomp (last: the
  * calls before it need not be allowed by the profile). Returns 0 or -errno with *ret_step. */
 int child_confine(const char *apparmor_profile, const struct profile_landlock *landlock,
-		  const struct profile_seccomp *profile, const struct sock_fprog *prog,
-		  enum child_step *ret_step);
+		  const struct profile_seccomp *profile, enum child_step *ret_step);
 /* execve() with a PATH search on stack buffers; returns the most telling -errno. */
 int child_execvpe(const char *file, char *const argv[], char *const envp[], const char *path);
 

@@ -55,7 +55,7 @@ static _noreturn_ void exec_command(const struct exec_plan *p)
 	/* The same layers as the init's, in the same order. Landlock's "/" is the sandbox's root,
 	 * where setns(CLONE_NEWNS) put us. It is a domain of its own, with the same rules: a
 	 * Landlock domain passes only from parent to child, and B descends from the daemon. */
-	r = child_confine(c->apparmor_profile, &p->landlock, c->seccomp_profile, c->seccomp, &step);
+	r = child_confine(c->apparmor_profile, &p->landlock, c->seccomp_profile, &step);
 	if (r < 0)
 		child_fail(FD_ERR, step, -r);
 	r = child_execvpe(c->argv[0], c->argv, c->envp, p->path);
@@ -97,11 +97,12 @@ void exec_child(const struct exec_plan *p)
 				      CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP) < 0)
 		child_fail(FD_ERR, STEP_SETNS, errno);
 	close(FD_SANDBOX);
-	if (setgroups(0, NULL) < 0)
+	/* Raw calls, as in spawn-child.c: glibc's set*id() would wait on the daemon's threads. */
+	if (syscall(SYS_setgroups, 0, NULL) < 0)
 		child_fail(FD_ERR, STEP_SETGROUPS, errno);
-	if (setresgid(0, 0, 0) < 0)
+	if (syscall(SYS_setresgid, 0, 0, 0) < 0)
 		child_fail(FD_ERR, STEP_SETGID, errno);
-	if (setresuid(0, 0, 0) < 0)
+	if (syscall(SYS_setresuid, 0, 0, 0) < 0)
 		child_fail(FD_ERR, STEP_SETUID, errno);
 
 	/* A raw clone: glibc's fork() would run atfork handlers and take locks that another

@@ -256,9 +256,11 @@ void spawn_child(const struct spawn_plan *p)
 	/* Become root of the sandbox (host uid_base). We keep the capabilities the new user
 	 * namespace gave us: the kernel clears them only when a uid that was root in this
 	 * namespace changes to non-root, and our old uid (host 0) is not mapped here. */
-	CHECK(STEP_SETGROUPS, setgroups(0, NULL));
-	CHECK(STEP_SETGID, setresgid(0, 0, 0));
-	CHECK(STEP_SETUID, setresuid(0, 0, 0));
+	/* Raw calls: glibc's set*id() synchronise every thread of the process, which takes a lock
+	 * that another thread of the daemon may have held when we were cloned. */
+	CHECK(STEP_SETGROUPS, syscall(SYS_setgroups, 0, NULL));
+	CHECK(STEP_SETGID, syscall(SYS_setresgid, 0, 0, 0));
+	CHECK(STEP_SETUID, syscall(SYS_setresuid, 0, 0, 0));
 	/* After the uid change, which clears it. A daemon that died before this point has
 	 * closed its end of the sync pipe. */
 	CHECK(STEP_PDEATHSIG, prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
@@ -281,7 +283,7 @@ void spawn_child(const struct spawn_plan *p)
 	CHECK_R(STEP_CLOSE_FDS, sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC));
 	/* AppArmor for the exec, Landlock, then seccomp: after pivot_root and every mount
 	 * (Landlock refuses mounts to a restricted process), and with "/" the sandbox's root. */
-	confine = child_confine(c->apparmor_profile, &p->landlock, c->seccomp_profile, c->seccomp,
+	confine = child_confine(c->apparmor_profile, &p->landlock, c->seccomp_profile,
 				&step);
 	if (confine < 0)
 		child_fail(p->err_wr, step, -confine);

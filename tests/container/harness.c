@@ -249,7 +249,7 @@ static int exec_with(char *const *argv, int in, int out, int err, struct spawn_r
 		.no_landlock = T.no_landlock,
 	};
 
-	return container_backend.exec(&c, ret);
+	return container_backend.exec(&c, ret, NULL);
 }
 
 static int exec_capture(char *const *argv, const char *stdin_text, int stdin_fd, char **out,

@@ -96,18 +96,6 @@ Test(seccomp, program_is_compiled_once_and_small)
 	free(text);
 }
 
-/* The first interface still works for the daemon until it passes profile sets: one program
- * with every rule, clone3's included. */
-Test(seccomp, first_interface_still_compiles)
-{
-	struct sock_fprog *prog = NULL;
-
-	cr_assert_eq(profile_seccomp_compile(&prog), 0);
-	cr_assert_gt(prog->len, T.profile->logged.len);
-	cr_assert_lt(prog->len, 1024);
-	profile_seccomp_free(prog);
-}
-
 /* A profile file picked per sandbox changes what is refused: this one refuses uname with
  * EACCES and leaves keyctl alone, the default the other way round. */
 Test(seccomp, profile_file_override_changes_what_is_refused)

@@ -130,6 +130,16 @@ Test(api, exec_streams_output_and_exit_code)
 	cr_expect(strncmp(out, id, 12) == 0, "hostname %s, id %s", out, id);
 	free(out);
 
+	/* A working directory that does not exist: 400, saying so; nothing ran. */
+	json_t *o = NULL;
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s/exec", id);
+	cr_expect_eq(api("POST", path, json_pack("{s:[s],s:s}", "cmd", "pwd", "cwd", "/nonexistent"),
+			 &o), 400);
+	cr_expect(strstr(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
+			 "working directory"), "%s", json_dumps(o, 0));
+	json_decref(o);
+
 	/* A command that does not exist: 127, with the reason on stderr. */
 	const char *argv3[] = { "no-such-command", NULL };
 	cr_expect_eq(run_exec(id, argv3, NULL, &err), 127);
