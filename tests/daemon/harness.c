@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -79,6 +80,8 @@ void daemon_start_args(const char *const *extra)
 	D.pid = fork();
 	cr_assert(D.pid >= 0);
 	if (D.pid == 0) {
+		/* A test that dies or times out must not leave its daemon behind. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		execv(warrend, (char **)argv);
 		_exit(127);
 	}

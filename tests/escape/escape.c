@@ -346,12 +346,29 @@ Test(escape, recursive_grep_over_proc_and_sys)
 
 Test(escape, port_scan_of_the_node)
 {
+	/* Mode none: there is no route at all, so nothing refuses (or records) anything. */
 	char *a = sandbox(json_object());
 	char *out;
 	bool blocked = ATTACK(a, &out, "port-scan", "198.18.0.1", "1", "200");
 
 	cr_expect(strstr(out, "0 of 200 ports open"), "%s", out);
 	free(out);
-	/* Network mode none: there is no route at all, so no layer refuses (and records) it. */
 	scoreboard("port scan of the node's addresses (network none: no route)", blocked, "n/a");
+
+	/* Mode allowlist with no rule: a route, and the allowlist refuses every port. */
+	json_t *o = NULL;
+	cr_assert_eq(api("GET", "/v1/info", NULL, &o), 200);
+	bool have = json_is_true(json_object_get(json_object_get(o, "network"), "allowlist"));
+	json_decref(o);
+	if (!have) {
+		scoreboard("port scan of the node's addresses (network allowlist)", false,
+			   "no: allowlist mode unavailable on this node");
+		cr_skip_test("network mode allowlist unavailable on this node (see GET /v1/info)");
+	}
+	char *b = sandbox(json_pack("{s:{s:s}}", "network", "mode", "allowlist"));
+	blocked = ATTACK(b, &out, "port-scan", "198.18.0.1", "1", "200");
+	cr_expect(strstr(out, "0 of 200 ports open; errors: EPERM"), "%s", out);
+	free(out);
+	scoreboard("port scan of the node's addresses (network allowlist, no rule)", blocked,
+		   expect_recorded(b, "network", "connect 198.18.0.1:"));
 }
