@@ -71,3 +71,7 @@ int cg_v2_apply(enum cg_v1_controller c, const char *dir, const struct cg_limits
 int cg_v2_read_stats(enum cg_v1_controller c, const char *dir, struct cg_stats *s);
 int cg_v2_kill(const char *dir);
 int cg_v2_populated(const char *dir);
+
+/* cpu.idle = 1 (the same file in v1 and v2). It came in Linux 5.15: without it the weight alone
+ * remains, which is not an error. */
+int cg_write_cpu_idle(const char *dir);

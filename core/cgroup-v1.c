@@ -140,15 +140,7 @@ int cg_v1_apply(enum cg_v1_controller c, const char *dir, const struct cg_limits
 			if (r < 0)
 				return r;
 		}
-		if (l->cpu_idle) {
-			/* cpu.idle came in Linux 5.15; without it the weight alone remains. */
-			r = cg_write(dir, "cpu.idle", "1");
-			if (r == -ENOENT)
-				log_debug("%s/cpu.idle: not in this kernel, skipped", dir);
-			else if (r < 0)
-				return r;
-		}
-		return 0;
+		return l->cpu_idle ? cg_write_cpu_idle(dir) : 0;
 	default:
 		return -EINVAL;
 	}

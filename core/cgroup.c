@@ -606,3 +606,14 @@ struct cg *cg_free(struct cg *cg)
 	free(cg);
 	return NULL;
 }
+
+int cg_write_cpu_idle(const char *dir)
+{
+	int r = cg_write(dir, "cpu.idle", "1");
+
+	if (r == -ENOENT) {
+		log_debug("%s/cpu.idle: not in this kernel, skipped", dir);
+		return 0;
+	}
+	return r;
+}
