@@ -531,6 +531,43 @@ static int cmd_denials(struct warren_client *c, struct cli_opts *o)
 	return 0;
 }
 
+/* "applied: user namespace, seccomp, landlock, network allowlist; not: apparmor (why)". */
+static void print_containment(json_t *c, json_t *net)
+{
+	static const struct {
+		const char *key, *label;
+	} layers[] = {
+		{ "user_namespace", "user namespace" }, { "seccomp", "seccomp" },
+		{ "no_new_privs", "no_new_privs" },     { "landlock", "landlock" },
+		{ "apparmor", "apparmor" },             { "network_allowlist", "network allowlist" },
+	};
+	char on[256] = "", off[256] = "";
+	size_t a = 0, b = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(layers); i++) {
+		bool yes = json_is_true(json_object_get(c, layers[i].key));
+		char *buf = yes ? on : off;
+		size_t *n = yes ? &a : &b;
+
+		*n += snprintf(buf + *n, sizeof(on) - MIN(*n, sizeof(on)), "%s%s", *n ? ", " : "",
+			       layers[i].label);
+		*n = MIN(*n, sizeof(on) - 1);
+	}
+	const char *why = str_or(json_object_get(c, "apparmor_unavailable"), NULL);
+
+	print_kv("layers:", "%s", a ? on : "none");
+	if (b)
+		print_kv("not applied:", "%s%s%s%s", off, why ? " (" : "", why ? why : "",
+			 why ? ")" : "");
+	if (json_is_false(json_object_get(net, "allowlist")))
+		print_kv("network:", "none only: %s",
+			 str_or(json_object_get(net, "allowlist_unavailable"), "?"));
+	else if (net)
+		print_kv("network:", "modes none, allowlist%s; %lld connections refused so far",
+			 json_array_size(json_object_get(net, "modes")) > 2 ? ", host" : "",
+			 (long long)json_integer_value(json_object_get(net, "denied")));
+}
+
 static int cmd_info(struct warren_client *c, struct cli_opts *o)
 {
 	_cleanup_(warren_response_done) struct warren_response resp = {};
@@ -579,6 +616,7 @@ static int cmd_info(struct warren_client *c, struct cli_opts *o)
 	print_kv("kvm:", "%s%s%s", state, json_object_get(kvm, "reason") ? ": " : "",
 		 str_or(json_object_get(kvm, "reason"), ""));
 	print_io_uring(json_object_get(j, "io_uring"));
+	print_containment(json_object_get(j, "containment"), json_object_get(j, "network"));
 
 	tiers = json_object_get(j, "tiers");
 	t = table_new("TIER", "AVAILABLE", "REASON", NULL);

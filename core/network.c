@@ -48,9 +48,14 @@ json_t *network_info(const struct daemon *d)
 
 	if (d->allowlist)
 		allowlist_stats(d->allowlist, &denied, &lost);
-	return json_pack("{s:[s,s?,s?],s:b,s:s?,s:I,s:I}", "modes", "none",
-			 d->allowlist ? "allowlist" : NULL, d->allow_host_network ? "host" : NULL,
-			 "allowlist", d->allowlist != NULL, "allowlist_unavailable",
+	json_t *modes = json_pack("[s]", "none");
+
+	if (d->allowlist)
+		json_array_append_new(modes, json_string("allowlist"));
+	if (d->allow_host_network)
+		json_array_append_new(modes, json_string("host"));
+	return json_pack("{s:o,s:b,s:s?,s:I,s:I}", "modes", modes, "allowlist",
+			 d->allowlist != NULL, "allowlist_unavailable",
 			 d->allowlist ? NULL : d->net_why, "denied", (json_int_t)denied,
 			 "denials_lost", (json_int_t)lost);
 }
