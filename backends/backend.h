@@ -43,6 +43,9 @@ struct spawn_config {
 	void *userdata;
 	/* Share the host's network namespace instead of a new one (network mode "host"). */
 	bool host_network;
+	/* Written to the sandbox's /etc/resolv.conf (its upper layer) before the command runs;
+	 * NULL: the image's file stays. */
+	const char *resolv_conf;
 };
 
 struct exec_config {

@@ -141,11 +141,19 @@ int network_update(struct sandbox *s, struct net_spec *n, char err[SPEC_ERR_MAX]
 					    "while it runs; its mode is fixed at create");
 		return -EINVAL;
 	}
+	if (n->dns) {
+		snprintf(err, SPEC_ERR_MAX, "network.dns is fixed at create: its resolv.conf is "
+					    "written before the command starts");
+		return -EINVAL;
+	}
 	r = allowlist_update(s->allowlist, n->rules, n->n_rules);
 	if (r < 0) {
 		snprintf(err, SPEC_ERR_MAX, "updating the allowlist: %s", strerror(-r));
 		return r;
 	}
+	/* The resolvers stay as they were. */
+	n->dns = TAKE_PTR(s->spec.net.dns);
+	n->resolv_conf = TAKE_PTR(s->spec.net.resolv_conf);
 	net_spec_done(&s->spec.net);
 	s->spec.net = *n;
 	memset(n, 0, sizeof(*n));
@@ -159,8 +167,8 @@ json_t *network_to_json(const struct sandbox *s)
 
 	if (s->has_veth)
 		inet_ntop(AF_INET, &s->veth.addr, addr, sizeof(addr));
-	return json_pack("{s:s,s:s?,s:O?}", "mode", net_mode_to_string(n->mode), "address",
-			 s->has_veth ? addr : NULL, "allow", n->allow);
+	return json_pack("{s:s,s:s?,s:O?,s:O?}", "mode", net_mode_to_string(n->mode), "address",
+			 s->has_veth ? addr : NULL, "allow", n->allow, "dns", n->dns);
 }
 
 /* ---- denials from the ring buffer -------------------------------------------------------- */

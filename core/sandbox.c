@@ -430,6 +430,7 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 		.before_start = before_start,
 		.userdata = s,
 		.host_network = spec->net.mode == NET_MODE_HOST,
+		.resolv_conf = spec->net.resolv_conf,
 	};
 	r = s->backend->start(&cfg, &res);
 	if (r < 0) {

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -216,9 +217,78 @@ static const char *opt_string(json_t *o, const char *k)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* Whether one of the rules lets UDP datagrams to addr:port through. */
+static bool rules_allow_udp(const struct net_spec *n, const struct allowlist_rule *host,
+			    uint16_t port)
+{
+	for (size_t i = 0; i < n->n_rules; i++) {
+		const struct allowlist_rule *r = &n->rules[i];
+		const uint8_t *a = (const uint8_t *)&r->addr, *b = (const uint8_t *)&host->addr;
+		unsigned bits = r->prefixlen;
+		bool match = r->family == host->family;
+
+		for (unsigned byte = 0; match && bits; byte++, bits = bits >= 8 ? bits - 8 : 0) {
+			uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+
+			match = (a[byte] & mask) == (b[byte] & mask);
+		}
+		if (match && port >= r->port_lo && port <= r->port_hi &&
+		    (r->proto == ALLOWLIST_PROTO_UDP || r->proto == ALLOWLIST_PROTO_ANY))
+			return true;
+	}
+	return false;
+}
+
+/* "dns": ["198.18.0.1"]: the only resolvers the sandbox is told of, each of which its rules
+ * must already let it reach on UDP port 53, so names resolve there or nowhere. */
+static int parse_dns(json_t *dns, struct net_spec *n, char err[SPEC_ERR_MAX])
+{
+	char *text = NULL;
+	size_t len = 0, i;
+	json_t *v;
+	FILE *f;
+
+	if (!dns || json_is_null(dns))
+		return 0;
+	if (n->mode != NET_MODE_ALLOWLIST)
+		return fail(err, "%s", "network.dns needs network.mode \"allowlist\"");
+	if (!json_is_array(dns) || json_array_size(dns) == 0 || json_array_size(dns) > 3)
+		return fail(err, "%s", "network.dns must be an array of 1 to 3 resolver addresses");
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	json_array_foreach(dns, i, v) {
+		struct allowlist_rule host;
+
+		if (!json_is_string(v) || strchr(json_string_value(v), '/') ||
+		    allowlist_rule_parse("udp", json_string_value(v), "53", &host) < 0) {
+			fclose(f);
+			free(text);
+			return fail(err, "%s", "network.dns entries must be IP addresses");
+		}
+		if (!rules_allow_udp(n, &host, 53)) {
+			fclose(f);
+			free(text);
+			snprintf(err, SPEC_ERR_MAX,
+				 "resolver %.64s is not allowed: add a rule {\"proto\": \"udp\", "
+				 "\"cidr\": \"%.64s\", \"ports\": \"53\"} to network.allow",
+				 json_string_value(v), json_string_value(v));
+			return -EINVAL;
+		}
+		fprintf(f, "nameserver %s\n", json_string_value(v));
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return -ENOMEM;
+	}
+	n->resolv_conf = text;
+	n->dns = json_incref(dns);
+	return 0;
+}
+
 int net_spec_parse(json_t *o, struct net_spec *ret, char err[SPEC_ERR_MAX])
 {
-	static const char *const keys[] = { "mode", "allow", NULL };
+	static const char *const keys[] = { "mode", "allow", "dns", NULL };
 	static const char *const rule_keys[] = { "proto", "cidr", "ports", NULL };
 	struct net_spec n = {};
 	json_t *allow, *r;
@@ -271,6 +341,10 @@ int net_spec_parse(json_t *o, struct net_spec *ret, char err[SPEC_ERR_MAX])
 		n.n_rules = json_array_size(allow);
 		n.allow = json_incref(allow);
 	}
+	if ((k = parse_dns(json_object_get(o, "dns"), &n, err)) < 0) {
+		net_spec_done(&n);
+		return k;
+	}
 	*ret = n;
 	return 0;
 }
@@ -279,6 +353,8 @@ void net_spec_done(struct net_spec *n)
 {
 	free(n->rules);
 	json_decref(n->allow);
+	json_decref(n->dns);
+	free(n->resolv_conf);
 	memset(n, 0, sizeof(*n));
 }
 

@@ -26,6 +26,8 @@ struct net_spec {
 	struct allowlist_rule *rules;
 	size_t n_rules;
 	json_t *allow;      /* the rules as given, for inspect */
+	char *resolv_conf;  /* "nameserver ..." lines for the sandbox's /etc/resolv.conf, or NULL */
+	json_t *dns;        /* the resolvers as given */
 };
 
 struct sandbox_spec {

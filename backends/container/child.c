@@ -32,6 +32,7 @@ static const char *const step_names[_STEP_MAX] = {
 	[STEP_MOUNT_PROC] = "mount /proc",
 	[STEP_MOUNT_SYS] = "mount /sys",
 	[STEP_MOUNT_DEV] = "populate /dev",
+	[STEP_RESOLV_CONF] = "write /etc/resolv.conf",
 	[STEP_PIVOT_ROOT] = "pivot_root",
 	[STEP_MASK_PROC] = "mask /proc paths",
 	[STEP_LOOPBACK] = "bring up lo",

@@ -188,6 +188,30 @@ static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int 
 	return 0;
 }
 
+/* Replaces path with text (a copy-up into the upper layer). open/write/close only. */
+static int write_file(const char *path, const char *text)
+{
+	size_t len = strlen(text), done = 0;
+	int fd;
+
+	mkdir_p("etc", 0755);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += n;
+	}
+	return close(fd);
+}
+
 static void mount_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd)
 {
 	enum child_step step;
@@ -212,6 +236,8 @@ static void mount_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd
 		child_fail(p->err_wr, STEP_MOUNT_SYS, errno);
 	mount_dev(p);
 	CHECK(STEP_MKDIR_LAYERS, mkdir_p("tmp", 01777));
+	if (p->c.resolv_conf)
+		CHECK(STEP_RESOLV_CONF, write_file("etc/resolv.conf", p->c.resolv_conf));
 
 	/* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves
 	 * only the sandbox's tree, without needing a directory for the old root. */

@@ -168,6 +168,41 @@ Test(network, port_scan_is_refused_and_recorded)
 	free(out);
 }
 
+Test(network, names_resolve_only_through_an_allowlisted_resolver)
+{
+	json_t *o = NULL;
+	char *out;
+
+	need_allowlist();
+	/* A resolver the rules do not reach is refused, saying which rule to add. */
+	cr_expect_eq(api("POST", "/v1/sandboxes",
+			 json_pack("{s:{s:s,s:[s]}}", "network", "mode", "allowlist", "dns",
+				   "198.18.0.1"), &o), 400);
+	cr_expect(strstr(json_string_value(json_object_get(json_object_get(o, "error"), "message")),
+			 "\"ports\": \"53\""), "%s", json_dumps(o, 0));
+	json_decref(o);
+	cr_expect_eq(api("POST", "/v1/sandboxes",
+			 json_pack("{s:{s:s,s:[s]}}", "network", "mode", "none", "dns", "198.18.0.1"),
+			 &o), 400);
+	json_decref(o);
+
+	/* Allowed: the sandbox's resolv.conf names it and nothing else. */
+	const char *id = create(json_pack("{s:{s:s,s:[{s:s,s:s,s:s}],s:[s]}}", "network", "mode",
+					  "allowlist", "allow", "proto", "udp", "cidr", "198.18.0.1",
+					  "ports", "53", "dns", "198.18.0.1"));
+	char idc[16];
+	snprintf(idc, sizeof(idc), "%s", id);
+	const char *cat[] = { "cat", "/etc/resolv.conf", NULL };
+	cr_expect_eq(run_exec(idc, cat, &out, NULL), 0);
+	cr_expect_str_eq(out, "nameserver 198.18.0.1\n");
+	free(out);
+	/* Anything the rules do not list (here TCP to port 54) is refused. */
+	const char *other[] = { "warren-attack", "port-scan", "198.18.0.1", "54", "54", NULL };
+	run_exec(idc, other, &out, NULL);
+	cr_expect(strstr(out, "EPERM"), "%s", out);
+	free(out);
+}
+
 Test(network, modes_and_bad_rules)
 {
 	json_t *o = NULL;
