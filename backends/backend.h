@@ -66,6 +66,7 @@ struct exec_config {
 struct spawn_result {
 	int pidfd;               /* owned by the caller; CLOEXEC */
 	pid_t pid;
+	int ready_fd;            /* start only: owned by the caller; see start_result() */
 };
 
 /* The exit status of a sandbox or an exec, as both report it through their waited-for
@@ -83,9 +84,14 @@ struct backend_ops {
 	const char *name;        /* tier name in the API: "container" */
 	/* 0 if this node can run the tier, else -errno and a static reason in *ret_why. */
 	int (*probe)(const char **ret_why);
-	/* Starts the sandbox's init. On success the init runs the command; on failure nothing
-	 * is left behind (the child is killed and reaped). Loop thread. */
+	/* Starts the sandbox's init: clones it and does what only the host can (id maps, v1
+	 * cgroups, before_start), then returns while the child builds its root and execs, so
+	 * that the loop does not wait for it. On failure nothing is left behind. Loop thread. */
 	int (*start)(const struct spawn_config *c, struct spawn_result *ret);
+	/* The end of a start: the caller reads ret->ready_fd to EOF (at most a few bytes; EOF
+	 * with nothing means the init runs) and passes what it read; -errno if the child failed,
+	 * in which case it exits by itself and the caller reaps it through its pidfd. */
+	int (*start_result)(const char *id, const void *report, size_t len);
 	/* Starts a command inside a running sandbox: same namespaces, cgroup and seccomp. */
 	int (*exec)(const struct exec_config *c, struct spawn_result *ret,
 		    enum exec_failure *ret_failure);

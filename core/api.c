@@ -283,7 +283,6 @@ static void handle_create(struct conn *c, json_t *body)
 {
 	char err[SPEC_ERR_MAX] = "";
 	struct sandbox_spec spec;
-	struct sandbox *s;
 	int r;
 
 	if (atomic_load(&c->loop->d->stopping)) {
@@ -295,14 +294,12 @@ static void handle_create(struct conn *c, json_t *body)
 		respond_errno(c, r, err);
 		return;
 	}
-	r = sandbox_create(c->loop, &spec, &s, err);
+	r = sandbox_create(c->loop, &spec, c, err);
 	sandbox_spec_done(&spec);
 	if (r < 0) {
 		log_debug("create refused: %s", err);
 		respond_errno(c, r, err);
-		return;
 	}
-	conn_respond_json(c, 201, sandbox_to_json(s));
 }
 
 static void handle_exec(struct conn *c, struct sandbox *s, json_t *body)

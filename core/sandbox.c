@@ -33,7 +33,9 @@ static const char *const state_names[_SANDBOX_STATE_MAX] = {
 
 /* allowed[from] is the set of states `from` may move to. */
 static const unsigned allowed[_SANDBOX_STATE_MAX] = {
-	[SANDBOX_CREATING] = 1u << SANDBOX_RUNNING,
+	/* creating -> exited: the init failed before it ran the command, or the sandbox was
+	 * deleted while it was being made. */
+	[SANDBOX_CREATING] = 1u << SANDBOX_RUNNING | 1u << SANDBOX_EXITED,
 	[SANDBOX_RUNNING] = 1u << SANDBOX_STOPPING | 1u << SANDBOX_EXITED,
 	[SANDBOX_STOPPING] = 1u << SANDBOX_EXITED,
 	[SANDBOX_EXITED] = 1u << SANDBOX_REMOVED,
@@ -132,12 +134,14 @@ int exit_code_from_siginfo(const siginfo_t *si)
 
 static bool sandbox_busy(const struct sandbox *s)
 {
-	return s->wait_op.busy || s->remove_timer_op.busy || sandbox_io_busy(s);
+	return s->wait_op.busy || s->remove_timer_op.busy || s->ready_op.busy ||
+	       sandbox_io_busy(s);
 }
 
 static void sandbox_free(struct sandbox *s)
 {
 	safe_close(s->pidfd);
+	safe_close(s->ready_fd);
 	safe_close(s->cgroup_fd);
 	sandbox_log_close(s);
 	cg_free(s->cg);
@@ -183,6 +187,17 @@ static void sandbox_remove_step(struct sandbox *s);
 
 static void answer_deleters(struct sandbox *s)
 {
+	if (s->creator) {
+		struct conn *c = TAKE_PTR(s->creator);
+
+		c->on_close = NULL;
+		c->handler = NULL;
+		if (s->removing_by_delete)
+			conn_respond_error(c, 409, "conflict",
+					   "sandbox %s was deleted while it was being created", s->id);
+		else
+			conn_respond_error(c, 500, "internal", "%s", s->create_error);
+	}
 	for (unsigned i = 0; i < s->n_deleters; i++) {
 		struct conn *c = s->deleters[i];
 
@@ -245,7 +260,7 @@ static void on_exit_waited(struct loop *l, struct io_op *op, int res, uint32_t f
 		s->exit_code = exit_code_from_siginfo(&s->wait_info);
 	s->exited_at = now_wall();
 	s->pid = 0;
-	if (s->state == SANDBOX_RUNNING || s->state == SANDBOX_STOPPING)
+	if (s->state != SANDBOX_EXITED)
 		sandbox_set_state(s, SANDBOX_EXITED);
 	/* Removal may free s: it is the last thing done with it here. */
 	if (s->removing)
@@ -278,8 +293,10 @@ void sandbox_delete(struct sandbox *s, struct conn *c)
 	if (s->removing)
 		return;
 	s->removing = true;
-	if (s->state == SANDBOX_RUNNING) {
-		sandbox_set_state(s, SANDBOX_STOPPING);
+	s->removing_by_delete = true;
+	if (s->state == SANDBOX_RUNNING || s->state == SANDBOX_CREATING) {
+		if (s->state == SANDBOX_RUNNING)
+			sandbox_set_state(s, SANDBOX_STOPPING);
 		/* cgroup.kill reaches exec helpers too; the pidfd signal is a fallback for the
 		 * init alone should the cgroup write fail. */
 		if (cg_kill(s->cg) < 0)
@@ -320,7 +337,48 @@ static int before_start(void *userdata, pid_t pid)
 	return r;
 }
 
-int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **ret,
+static void creator_closed(struct conn *c)
+{
+	struct sandbox *s = c->handler;
+
+	s->creator = NULL;
+}
+
+static void on_ready(struct loop *l, struct io_op *op, int res, uint32_t flags)
+{
+	struct sandbox *s = container_of(op, struct sandbox, ready_op);
+	int r;
+
+	r = res < 0 ? res : s->backend->start_result(s->id, s->ready_buf, res);
+	s->ready_fd = safe_close(s->ready_fd);
+	if (r < 0 && !s->removing) {
+		/* The child exits by itself; once it is reaped, removal answers the creator. */
+		snprintf(s->create_error, sizeof(s->create_error), "starting the sandbox: %s",
+			 strerror(-r));
+		s->removing = true;
+		(void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+	}
+	if (s->removing) {
+		/* Removal may have finished without us (it then waited for this op to free). */
+		if (s->state == SANDBOX_REMOVED)
+			sandbox_maybe_free(s);
+		else
+			sandbox_remove_step(s);
+		return;
+	}
+	/* A command may already have exited: then the sandbox is exited, and still created. */
+	if (s->state == SANDBOX_CREATING)
+		sandbox_set_state(s, SANDBOX_RUNNING);
+	if (s->creator) {
+		struct conn *c = TAKE_PTR(s->creator);
+
+		c->on_close = NULL;
+		c->handler = NULL;
+		conn_respond_json(c, 201, sandbox_to_json(s));
+	}
+}
+
+int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		   char err[SPEC_ERR_MAX])
 {
 	struct daemon *d = l->d;
@@ -335,10 +393,11 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 	if (!s)
 		return -ENOMEM;
 	s->loop = l;
-	s->pidfd = s->cgroup_fd = s->log_pipe = s->log_fd = -EBADF;
+	s->pidfd = s->cgroup_fd = s->log_pipe = s->log_fd = s->ready_fd = -EBADF;
 	s->state = SANDBOX_CREATING;
 	io_op_init(&s->wait_op, on_exit_waited);
 	io_op_init(&s->remove_timer_op, on_remove_timer);
+	io_op_init(&s->ready_op, on_ready);
 
 	s->backend = backend_find(spec->tier);
 	if (!s->backend && info_tier_planned(spec->tier)) {
@@ -438,19 +497,25 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **r
 			snprintf(err, SPEC_ERR_MAX, "starting the sandbox: %s", strerror(-r));
 		goto fail_log;
 	}
-	/* Success: from here nothing fails. */
+	/* From here the sandbox exists: whatever happens is answered on c later, and undone by
+	 * the ordinary removal. */
 	memset(spec, 0, sizeof(*spec));
 	s->pidfd = res.pidfd;
 	s->pid = res.pid;
+	s->ready_fd = res.ready_fd;
 	pid_note(s->pid, s->id);
 	s->log_pipe = TAKE_FD(pipefd[0]);
 	s->created_at = now_wall();
 	atomic_fetch_add(&d->n_created, 1);
-	sandbox_set_state(s, SANDBOX_RUNNING);
 	loop_waitid(l, &s->wait_op, s->pidfd, &s->wait_info);
+	io_uring_prep_read(loop_sqe(l, &s->ready_op), s->ready_fd, s->ready_buf,
+			   sizeof(s->ready_buf), 0);
 	sandbox_log_start(s);
 	table_insert(s);
-	*ret = TAKE_PTR(s);
+	s->creator = c;
+	c->handler = s;
+	c->on_close = creator_closed;
+	TAKE_PTR(s);
 	return 0;
 
 fail_log:

@@ -54,6 +54,13 @@ struct sandbox {
 	struct io_op wait_op;
 	siginfo_t wait_info;
 
+	/* creating: the child reports through ready_fd whether the init runs */
+	int ready_fd;
+	struct io_op ready_op;
+	char ready_buf[64];
+	struct conn *creator;           /* the POST waiting for it, if still there */
+	char create_error[SPEC_ERR_MAX];
+
 	/* console log: pipe -> ring -> file */
 	int log_pipe;                   /* read end */
 	int log_fd;
@@ -75,6 +82,7 @@ struct sandbox {
 	struct conn **deleters;
 	unsigned n_deleters;
 	bool removing;
+	bool removing_by_delete;        /* a DELETE (not a failed start) is removing it */
 	unsigned remove_tries;
 	struct io_op remove_timer_op;
 	struct __kernel_timespec remove_ts;
@@ -86,9 +94,11 @@ int sandbox_table_new(struct loop *l);
 void sandbox_table_free(struct loop *l);
 struct sandbox *sandbox_find(struct loop *l, const char *id);
 
-/* Creates and starts a sandbox on loop l; all or nothing. On failure returns -errno and a
- * message in err. Takes over spec's contents on success. */
-int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct sandbox **ret,
+/* Creates and starts a sandbox on loop l and answers c (201 with the sandbox once its init
+ * runs) unless it fails at once: then it returns -errno with a message in err and leaves
+ * nothing. A failure of the init before it runs is answered on c, after everything the
+ * sandbox had is removed again. Takes over spec's contents when it returns 0. */
+int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		   char err[SPEC_ERR_MAX]);
 json_t *sandbox_to_json(const struct sandbox *s);
 void sandbox_list_append(struct loop *l, json_t *array);

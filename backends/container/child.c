@@ -148,6 +148,15 @@ int child_install_fds(const int *fds, int n)
 	return 0;
 }
 
+int child_reader_alive(int wr)
+{
+	struct pollfd p = { .fd = wr, .events = POLLOUT };
+
+	if (poll(&p, 1, 0) < 0)
+		return -errno;
+	return (p.revents & POLLERR) ? -ESRCH : 0;
+}
+
 int child_writer_alive(int rd)
 {
 	struct pollfd p = { .fd = rd, .events = POLLIN };

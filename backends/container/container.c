@@ -33,7 +33,28 @@ static void kill_and_reap(int pidfd)
 		;
 }
 
-/* 0 once the child closed its end by exec'ing, or its -errno. */
+/* What a child's error pipe held: nothing (it exec'd: 0), or a struct child_error (-errno).
+ * A missing command or working directory is the user's mistake, and a sandbox that exited
+ * under an exec a normal race: not the node's problems, so logged at debug level only. */
+static int child_report(const void *buf, size_t len, const char *what, enum child_step *ret_step)
+{
+	struct child_error e;
+
+	if (len == 0)
+		return 0;
+	if (len != sizeof(e))
+		return -EIO;
+	memcpy(&e, buf, sizeof(e));
+	if (e.err <= 0 || e.step < 0 || e.step >= _STEP_MAX)
+		return -EIO;
+	if (ret_step)
+		*ret_step = e.step;
+	if (e.step == STEP_EXEC || e.step == STEP_CHDIR || (e.step == STEP_SETNS && e.err == ESRCH))
+		return log_debug_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
+	return log_warn_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
+}
+
+/* Reads the error pipe to EOF (blocking), then as child_report(). */
 static int read_child_error(int fd, const char *what, enum child_step *ret_step)
 {
 	struct child_error e;
@@ -50,17 +71,7 @@ static int read_child_error(int fd, const char *what, enum child_step *ret_step)
 			break;
 		got += n;
 	}
-	if (got == 0)
-		return 0;
-	if (got != sizeof(e) || e.err <= 0)
-		return -EIO;
-	if (ret_step)
-		*ret_step = e.step;
-	/* A missing command or working directory is the user's mistake, and a sandbox that
-	 * exited under an exec a normal race: not the node's problems. */
-	if (e.step == STEP_EXEC || e.step == STEP_CHDIR || (e.step == STEP_SETNS && e.err == ESRCH))
-		return log_debug_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
-	return log_warn_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
+	return child_report(&e, got, what, ret_step);
 }
 
 /* The sandbox's root is host uid_base; host root writes the maps, so the kernel accepts any
@@ -248,16 +259,20 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 		r = errno_or(EIO);
 		goto fail;
 	}
-	r = read_child_error(err[0], c->id, NULL);
-	if (r < 0)
-		goto fail;
-
+	/* The child now mounts its root and execs the init; the caller learns how that went from
+	 * ready_fd without waiting here (container_start_result()). */
 	ret->pidfd = TAKE_FD(pidfd);
 	ret->pid = pid;
+	ret->ready_fd = TAKE_FD(err[0]);
 	return 0;
 fail:
 	kill_and_reap(pidfd);
 	return r;
+}
+
+static int container_start_result(const char *id, const void *report, size_t len)
+{
+	return child_report(report, len, id, NULL);
 }
 
 static const char *env_path(char *const *envp)
@@ -352,5 +367,6 @@ const struct backend_ops container_backend = {
 	.name = "container",
 	.probe = container_probe,
 	.start = container_start,
+	.start_result = container_start_result,
 	.exec = container_exec,
 };

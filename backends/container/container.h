@@ -94,6 +94,8 @@ int child_drop_caps(void);
 int child_install_fds(const int *fds, int n);
 /* 0 if the pipe's write end is still open somewhere, -ESRCH once every writer closed it. */
 int child_writer_alive(int rd);
+/* The same for the read end of a pipe, seen from its write end. */
+int child_reader_alive(int wr);
 /* The security layers a child applies last, in this order: the AppArmor profile for the next
  * exec, Landlock (after every mount, which Landlock would refuse), then seccomp (last: the
  * calls before it need not be allowed by the profile). Returns 0 or -errno with *ret_step. */

@@ -288,9 +288,9 @@ void spawn_child(const struct spawn_plan *p)
 	CHECK(STEP_SETGID, syscall(SYS_setresgid, 0, 0, 0));
 	CHECK(STEP_SETUID, syscall(SYS_setresuid, 0, 0, 0));
 	/* After the uid change, which clears it. A daemon that died before this point has
-	 * closed its end of the sync pipe. */
+	 * closed its end of the error pipe (it keeps it open until we exec). */
 	CHECK(STEP_PDEATHSIG, prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
-	CHECK_R(STEP_PDEATHSIG, child_writer_alive(p->sync_rd));
+	CHECK_R(STEP_PDEATHSIG, child_reader_alive(p->err_wr));
 
 	CHECK(STEP_HOSTNAME, sethostname(c->id, strlen(c->id)));
 	umask(022);

@@ -185,7 +185,28 @@ int ctr_start(char *const *argv)
 		.init_fd = T.init_fd,
 	};
 
-	return container_backend.start(&c, &T.init);
+	char report[64];
+	ssize_t n;
+	int r;
+
+	r = container_backend.start(&c, &T.init);
+	if (r < 0)
+		return r;
+	/* The daemon reads this through its ring; a test can wait for it. */
+	do
+		n = read(T.init.ready_fd, report, sizeof(report));
+	while (n < 0 && errno == EINTR);
+	close(T.init.ready_fd);
+	r = container_backend.start_result(T.id, report, n > 0 ? (size_t)n : 0);
+	if (r < 0) {
+		siginfo_t si;
+
+		while (waitid((idtype_t)P_PIDFD, T.init.pidfd, &si, WEXITED) < 0 && errno == EINTR)
+			;
+		close(T.init.pidfd);
+		T.init.pidfd = -1;
+	}
+	return r;
 }
 
 int ctr_wait(int pidfd, int timeout_ms)
