@@ -72,8 +72,8 @@ struct spawn_result {
 /* The exit status of a sandbox or an exec, as both report it through their waited-for
  * process: the command's exit code, or 128 + signal number if a signal killed it. */
 
-/* Why an exec failed, for the caller's answer: the user's command or working directory, or
- * something on the node. */
+/* Why a start or an exec failed, for the caller's answer: the user's command or working
+ * directory, or something on the node. */
 enum exec_failure {
 	EXEC_FAILURE_COMMAND, /* no such command, not executable */
 	EXEC_FAILURE_CWD,     /* the working directory does not exist or is not one */
@@ -91,7 +91,8 @@ struct backend_ops {
 	/* The end of a start: the caller reads ret->ready_fd to EOF (at most a few bytes; EOF
 	 * with nothing means the init runs) and passes what it read; -errno if the child failed,
 	 * in which case it exits by itself and the caller reaps it through its pidfd. */
-	int (*start_result)(const char *id, const void *report, size_t len);
+	int (*start_result)(const char *id, const void *report, size_t len,
+			    enum exec_failure *ret_failure);
 	/* Starts a command inside a running sandbox: same namespaces, cgroup and seccomp. */
 	int (*exec)(const struct exec_config *c, struct spawn_result *ret,
 		    enum exec_failure *ret_failure);

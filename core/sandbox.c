@@ -196,7 +196,8 @@ static void answer_deleters(struct sandbox *s)
 			conn_respond_error(c, 409, "conflict",
 					   "sandbox %s was deleted while it was being created", s->id);
 		else
-			conn_respond_error(c, 500, "internal", "%s", s->create_error);
+			conn_respond_error(c, s->create_status, s->create_status == 400 ?
+				"bad_request" : "internal", "%s", s->create_error);
 	}
 	for (unsigned i = 0; i < s->n_deleters; i++) {
 		struct conn *c = s->deleters[i];
@@ -347,14 +348,21 @@ static void creator_closed(struct conn *c)
 static void on_ready(struct loop *l, struct io_op *op, int res, uint32_t flags)
 {
 	struct sandbox *s = container_of(op, struct sandbox, ready_op);
+	enum exec_failure failure = EXEC_FAILURE_NODE;
 	int r;
 
-	r = res < 0 ? res : s->backend->start_result(s->id, s->ready_buf, res);
+	r = res < 0 ? res : s->backend->start_result(s->id, s->ready_buf, res, &failure);
 	s->ready_fd = safe_close(s->ready_fd);
 	if (r < 0 && !s->removing) {
 		/* The child exits by itself; once it is reaped, removal answers the creator. */
-		snprintf(s->create_error, sizeof(s->create_error), "starting the sandbox: %s",
-			 strerror(-r));
+		s->create_status = failure == EXEC_FAILURE_CWD ? 400 : 500;
+		if (failure == EXEC_FAILURE_CWD)
+			snprintf(s->create_error, sizeof(s->create_error),
+				 "cannot use '%.100s' as the working directory: %s", s->spec.cwd,
+				 strerror(-r));
+		else
+			snprintf(s->create_error, sizeof(s->create_error),
+				 "starting the sandbox: %s", strerror(-r));
 		s->removing = true;
 		(void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
 	}

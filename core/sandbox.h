@@ -60,6 +60,7 @@ struct sandbox {
 	char ready_buf[64];
 	struct conn *creator;           /* the POST waiting for it, if still there */
 	char create_error[SPEC_ERR_MAX];
+	int create_status;              /* the HTTP status of that error */
 
 	/* console log: pipe -> ring -> file */
 	int log_pipe;                   /* read end */

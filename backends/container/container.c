@@ -270,9 +270,22 @@ fail:
 	return r;
 }
 
-static int container_start_result(const char *id, const void *report, size_t len)
+static enum exec_failure failure_of(enum child_step step)
 {
-	return child_report(report, len, id, NULL);
+	return step == STEP_EXEC ? EXEC_FAILURE_COMMAND :
+	       step == STEP_CHDIR ? EXEC_FAILURE_CWD :
+				    EXEC_FAILURE_NODE;
+}
+
+static int container_start_result(const char *id, const void *report, size_t len,
+				  enum exec_failure *ret_failure)
+{
+	enum child_step step = _STEP_MAX;
+	int r = child_report(report, len, id, &step);
+
+	if (r < 0 && ret_failure)
+		*ret_failure = failure_of(step);
+	return r;
 }
 
 static const char *env_path(char *const *envp)
@@ -351,9 +364,7 @@ static int container_exec(const struct exec_config *c, struct spawn_result *ret,
 		if (b_pidfd >= 0) /* B is our child: no zombie goes anywhere else */
 			kill_and_reap(b_pidfd);
 		if (ret_failure)
-			*ret_failure = step == STEP_EXEC  ? EXEC_FAILURE_COMMAND :
-				       step == STEP_CHDIR ? EXEC_FAILURE_CWD :
-							    EXEC_FAILURE_NODE;
+			*ret_failure = failure_of(step);
 		return r;
 	}
 	if (b_pidfd < 0)

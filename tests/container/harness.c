@@ -197,7 +197,7 @@ int ctr_start(char *const *argv)
 		n = read(T.init.ready_fd, report, sizeof(report));
 	while (n < 0 && errno == EINTR);
 	close(T.init.ready_fd);
-	r = container_backend.start_result(T.id, report, n > 0 ? (size_t)n : 0);
+	r = container_backend.start_result(T.id, report, n > 0 ? (size_t)n : 0, NULL);
 	if (r < 0) {
 		siginfo_t si;
 

@@ -221,6 +221,13 @@ Test(api, bad_requests_get_clear_errors)
 	json_decref(o);
 	cr_expect_eq(api("POST", "/v1/sandboxes", json_pack("{s:s}", "tier", "teleport"), &o), 400);
 	json_decref(o);
+	/* Refused by the sandbox's own setup (its cwd is not in the image): the same answer,
+	 * after the half-made sandbox is gone again. */
+	cr_expect_eq(api("POST", "/v1/sandboxes", json_pack("{s:s}", "cwd", "/no/such/dir"), &o),
+		     400);
+	cr_expect(strstr(str(json_object_get(o, "error"), "message"), "working directory"), "%s",
+		  json_dumps(o, 0));
+	json_decref(o);
 	cr_expect_eq(api("GET", "/v1/sandboxes", NULL, &o), 200);
 	cr_expect_eq(json_array_size(json_object_get(o, "sandboxes")), 0,
 		     "a refused create left a sandbox behind");

@@ -50,6 +50,14 @@ Test(leak, create_delete_200_leaves_nothing)
 
 	for (int i = 0; i < 200; i++) {
 		json_t *spec = i % 2 ? json_pack("{s:[s]}", "cmd", "true") : json_object();
+
+		/* Every 20th fails inside its own setup, after cgroups, pipes and logs exist. */
+		if (i % 20 == 5) {
+			cr_assert_eq(api("POST", "/v1/sandboxes",
+					 json_pack("{s:s}", "cwd", "/not/in/the/image"), NULL), 400);
+			json_decref(spec);
+			continue;
+		}
 		const char *id = create(spec);
 
 		if (i % 10 == 0) {
