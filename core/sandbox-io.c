@@ -208,25 +208,34 @@ void sandbox_logs(struct sandbox *s, struct conn *c, bool follow)
 
 /* ---- exec ------------------------------------------------------------------------------------ */
 
+/* One of an exec's output pipes. */
+struct exec_stream {
+	struct io_op op;
+	struct exec_run *e;
+	const char *name; /* "stdout", "stderr": the key of its NDJSON lines */
+	int fd;
+	char buf[EXEC_BUF_SIZE];
+};
+
 struct exec_run {
 	struct exec_run *next;
 	struct sandbox *s;
 	struct conn *c;
 	int pidfd;
-	int out_fd, err_fd, in_fd;
-	struct io_op out_op, err_op, in_op, wait_op, timeout_op, drain_op;
+	struct exec_stream out, err;
+	int in_fd;
+	struct io_op in_op, wait_op, timeout_op, drain_op;
 	struct __kernel_timespec timeout_ts, drain_ts;
 	siginfo_t info;
 	char *stdin_data;
 	size_t stdin_len, stdin_off;
 	bool exited, timed_out, finished;
 	int exit_code;
-	char out_buf[EXEC_BUF_SIZE], err_buf[EXEC_BUF_SIZE];
 };
 
 static bool exec_busy(const struct exec_run *e)
 {
-	return e->out_op.busy || e->err_op.busy || e->in_op.busy || e->wait_op.busy ||
+	return e->out.op.busy || e->err.op.busy || e->in_op.busy || e->wait_op.busy ||
 	       e->timeout_op.busy || e->drain_op.busy;
 }
 
@@ -242,8 +251,8 @@ static void exec_maybe_free(struct exec_run *e)
 			break;
 		}
 	safe_close(e->pidfd);
-	safe_close(e->out_fd);
-	safe_close(e->err_fd);
+	safe_close(e->out.fd);
+	safe_close(e->err.fd);
 	safe_close(e->in_fd);
 	free(e->stdin_data);
 	free(e);
@@ -313,8 +322,8 @@ static void exec_finish(struct exec_run *e)
 	e->finished = true;
 	loop_cancel(e->s->loop, &e->timeout_op);
 	loop_cancel(e->s->loop, &e->drain_op);
-	loop_cancel(e->s->loop, &e->out_op);
-	loop_cancel(e->s->loop, &e->err_op);
+	loop_cancel(e->s->loop, &e->out.op);
+	loop_cancel(e->s->loop, &e->err.op);
 	loop_cancel(e->s->loop, &e->in_op);
 	if (e->c) {
 		send_line(e->c, json_pack("{s:i,s:b}", "exit_code", e->exit_code, "timed_out",
@@ -329,40 +338,28 @@ static void exec_finish(struct exec_run *e)
 
 static void exec_check_done(struct exec_run *e)
 {
-	if (e->exited && e->out_fd < 0 && e->err_fd < 0)
+	if (e->exited && e->out.fd < 0 && e->err.fd < 0)
 		exec_finish(e);
 	else
 		exec_maybe_free(e);
 }
 
-static void exec_read(struct exec_run *e, struct io_op *op, int fd, char *buf)
+static void exec_read(struct exec_stream *st)
 {
-	io_uring_prep_read(loop_sqe(e->s->loop, op), fd, buf, EXEC_BUF_SIZE, 0);
+	io_uring_prep_read(loop_sqe(st->e->s->loop, &st->op), st->fd, st->buf, EXEC_BUF_SIZE, 0);
 }
 
-static void on_exec_out(struct loop *l, struct io_op *op, int res, uint32_t flags)
+static void on_exec_output(struct loop *l, struct io_op *op, int res, uint32_t flags)
 {
-	struct exec_run *e = container_of(op, struct exec_run, out_op);
+	struct exec_stream *st = container_of(op, struct exec_stream, op);
+	struct exec_run *e = st->e;
 
 	if (res > 0 && !e->finished) {
-		send_line(e->c, output_line("stdout", e->out_buf, res));
-		exec_read(e, op, e->out_fd, e->out_buf);
+		send_line(e->c, output_line(st->name, st->buf, res));
+		exec_read(st);
 		return;
 	}
-	e->out_fd = safe_close(e->out_fd);
-	exec_check_done(e);
-}
-
-static void on_exec_err(struct loop *l, struct io_op *op, int res, uint32_t flags)
-{
-	struct exec_run *e = container_of(op, struct exec_run, err_op);
-
-	if (res > 0 && !e->finished) {
-		send_line(e->c, output_line("stderr", e->err_buf, res));
-		exec_read(e, op, e->err_fd, e->err_buf);
-		return;
-	}
-	e->err_fd = safe_close(e->err_fd);
+	st->fd = safe_close(st->fd);
 	exec_check_done(e);
 }
 
@@ -407,7 +404,7 @@ static void on_exec_waited(struct loop *l, struct io_op *op, int res, uint32_t f
 	e->exited = true;
 	e->exit_code = res < 0 ? -1 : exit_code_from_siginfo(&e->info);
 	loop_cancel(l, &e->timeout_op);
-	if (e->out_fd >= 0 || e->err_fd >= 0)
+	if (e->out.fd >= 0 || e->err.fd >= 0)
 		loop_timer(l, &e->drain_op, &e->drain_ts, EXEC_DRAIN_MS);
 	exec_check_done(e);
 }
@@ -496,13 +493,16 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 	e->s = s;
 	e->c = c;
 	e->pidfd = res.pidfd;
-	e->out_fd = TAKE_FD(out[0]);
-	e->err_fd = TAKE_FD(errp[0]);
+	e->out.e = e->err.e = e;
+	e->out.name = "stdout";
+	e->err.name = "stderr";
+	e->out.fd = TAKE_FD(out[0]);
+	e->err.fd = TAKE_FD(errp[0]);
 	e->in_fd = TAKE_FD(in[1]);
 	e->stdin_data = TAKE_PTR(spec->stdin_data);
 	e->stdin_len = spec->stdin_len;
-	io_op_init(&e->out_op, on_exec_out);
-	io_op_init(&e->err_op, on_exec_err);
+	io_op_init(&e->out.op, on_exec_output);
+	io_op_init(&e->err.op, on_exec_output);
 	io_op_init(&e->in_op, on_exec_in);
 	io_op_init(&e->wait_op, on_exec_waited);
 	io_op_init(&e->timeout_op, on_exec_timeout);
@@ -514,8 +514,8 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 	c->on_close = exec_conn_closed;
 	conn_stream_begin(c, 200, "application/x-ndjson");
 	loop_waitid(s->loop, &e->wait_op, e->pidfd, &e->info);
-	exec_read(e, &e->out_op, e->out_fd, e->out_buf);
-	exec_read(e, &e->err_op, e->err_fd, e->err_buf);
+	exec_read(&e->out);
+	exec_read(&e->err);
 	exec_write_stdin(e);
 	if (spec->timeout_s)
 		loop_timer(s->loop, &e->timeout_op, &e->timeout_ts, spec->timeout_s * 1000ull);
