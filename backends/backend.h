@@ -36,11 +36,14 @@ struct spawn_config {
 	/* AppArmor profile the init switches to at exec (profile_apparmor_load()); NULL: none. */
 	const char *apparmor_profile;
 	int init_fd;             /* sealed memfd holding the static warren-init */
-	/* Called by the parent once the child exists (its namespaces made, maps written, v1
-	 * cgroups joined) and before it goes on: the place to plug its network namespace in.
-	 * pid is the child's, in the host's pid namespace. < 0 fails the start. NULL: none. */
-	int (*before_start)(void *userdata, pid_t pid);
-	void *userdata;
+	/* The network namespace the sandbox joins (an fd of the caller's, e.g. from a pool); the
+	 * sandbox's user namespace does not own it, so root inside cannot reconfigure it. 0 (the
+	 * zero default) or less: the child makes a new one (loopback up). Ignored with
+	 * host_network. */
+	int netns_fd;
+	/* The sandbox's user namespace, its maps written (container_userns_new()); 0 (the zero
+	 * default) or less: start makes one. */
+	int userns_fd;
 	/* Share the host's network namespace instead of a new one (network mode "host"). */
 	bool host_network;
 	/* Written to the sandbox's /etc/resolv.conf (its upper layer) before the command runs;
@@ -104,6 +107,12 @@ extern const struct backend_ops container_backend;
  * spawn_config.init_fd (the fix for runc's CVE-2019-5736: a sandbox that reaches its init's
  * binary cannot change it). Main thread, at start-up; the caller owns the fd. -errno. */
 int container_init_memfd(const char *path);
+
+/* A user namespace mapping 0..count-1 inside to base.. on the host, for spawn_config.userns_fd
+ * (and its network namespace, for netns_fd: loopback up). Each takes a few hundred
+ * microseconds, so a daemon makes them ahead in a pool. Any thread; the caller owns the fd. */
+int container_userns_new(uid_t base, uint32_t count);
+int container_netns_new(void);
 
 /* NULL if no tier has that name. */
 const struct backend_ops *backend_find(const char *tier);

@@ -91,20 +91,15 @@ int network_prepare(struct sandbox *s)
 				n->n_rules, &s->allowlist);
 }
 
-int network_attach(struct sandbox *s, pid_t pid)
+int network_attach(struct sandbox *s, int netns)
 {
 	struct daemon *d = s->loop->d;
 	struct in_addr addr;
-	char path[64], host[IFNAMSIZ];
-	_cleanup_close_ int netns = -EBADF;
+	char host[IFNAMSIZ];
 	int r;
 
 	if (s->spec.net.mode != NET_MODE_ALLOWLIST)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	netns = open(path, O_RDONLY | O_CLOEXEC);
-	if (netns < 0)
-		return -errno;
 	r = net_bridge_addr_alloc(d->bridge, &addr);
 	if (r < 0)
 		return r;

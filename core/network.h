@@ -22,9 +22,9 @@ json_t *network_info(const struct daemon *d);
 int network_check(const struct daemon *d, const struct net_spec *n, char err[SPEC_ERR_MAX]);
 /* Attaches the allowlist to the sandbox's cgroup, before anything runs in it. */
 int network_prepare(struct sandbox *s);
-/* Plugs the sandbox's network namespace (that of pid, not yet running its command) into the
- * bridge. The backend calls it between clone and the command's start. */
-int network_attach(struct sandbox *s, pid_t pid);
+/* Plugs the network namespace the sandbox will join (netns_fd) into the bridge, before the
+ * sandbox exists: so it never runs without its network. */
+int network_attach(struct sandbox *s, int netns_fd);
 /* Undoes prepare and attach; safe after a partial setup. */
 void network_release(struct sandbox *s);
 /* Replaces the rules of a running allowlist sandbox. */

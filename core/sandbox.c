@@ -11,6 +11,7 @@
 #include "info.h"
 #include "log.h"
 #include "network.h"
+#include "nspool.h"
 #include "peer.h"
 #include "sandbox.h"
 #include "syscall.h"
@@ -327,16 +328,7 @@ int sandbox_signal(struct sandbox *s, int sig)
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct sandbox *, sandbox_free)
 
 
-/* Between clone and the command: the child's namespaces exist, nothing runs in them yet. */
-static int before_start(void *userdata, pid_t pid)
-{
-	struct sandbox *s = userdata;
-	int r = network_attach(s, pid);
 
-	if (r < 0)
-		log_warn_errno(r, "sandbox %s: plugging its network into the bridge", s->id);
-	return r;
-}
 
 static void creator_closed(struct conn *c)
 {
@@ -394,6 +386,7 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 	_cleanup_close_pair_ int pipefd[2] = { -EBADF, -EBADF };
 	struct spawn_result res;
 	struct spawn_config cfg;
+	struct ns_pair ns;
 	const char *why;
 	int r;
 
@@ -477,6 +470,16 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		snprintf(err, SPEC_ERR_MAX, "attaching the network allowlist: %s", strerror(-r));
 		goto fail_log;
 	}
+	r = nspool_take(&ns);
+	if (r < 0) {
+		snprintf(err, SPEC_ERR_MAX, "making the sandbox's namespaces: %s", strerror(-r));
+		goto fail_log;
+	}
+	r = network_attach(s, ns.netns);
+	if (r < 0) {
+		snprintf(err, SPEC_ERR_MAX, "plugging the sandbox into the bridge: %s", strerror(-r));
+		goto fail_ns;
+	}
 
 	cfg = (struct spawn_config){
 		.id = s->id,
@@ -494,12 +497,15 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		.seccomp_profile = s->seccomp,
 		.apparmor_profile = s->apparmor[0] ? s->apparmor : NULL,
 		.init_fd = d->init_fd,
-		.before_start = before_start,
-		.userdata = s,
+		.userns_fd = ns.userns,
+		.netns_fd = ns.netns,
 		.host_network = spec->net.mode == NET_MODE_HOST,
 		.resolv_conf = spec->net.resolv_conf,
 	};
 	r = s->backend->start(&cfg, &res);
+	/* The child has its own copies, or there is no child. */
+	safe_close(ns.userns);
+	safe_close(ns.netns);
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, SPEC_ERR_MAX, "starting the sandbox: %s", strerror(-r));
@@ -526,6 +532,9 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 	TAKE_PTR(s);
 	return 0;
 
+fail_ns:
+	safe_close(ns.userns);
+	safe_close(ns.netns);
 fail_log:
 	network_release(s);
 	sandbox_apparmor_unload(s);

@@ -21,6 +21,7 @@
 #include "info.h"
 #include "audit-feed.h"
 #include "log.h"
+#include "nspool.h"
 #include "network.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -31,6 +32,7 @@
 
 #define DENIAL_JOURNAL_BYTES (16u << 20)
 #define DENIAL_RING_RECORDS 4096
+#define NSPOOL_TARGET 16 /* (user, network) namespace pairs made ahead */
 
 static pthread_barrier_t loops_ready;
 
@@ -361,6 +363,9 @@ static int setup(struct daemon *d)
 
 	network_node_open(d);
 	audit_feed_open(d);
+	r = nspool_start(d->uid_base, d->uid_count, NSPOOL_TARGET);
+	if (r < 0)
+		return log_errno(r, "starting the namespace pool");
 	d->info = info_probe(d);
 	d->listen_fd = listen_socket(d->socket_path);
 	return d->listen_fd < 0 ? d->listen_fd : 0;
@@ -374,6 +379,7 @@ static void teardown(struct daemon *d)
 	safe_close(d->signal_fd);
 	safe_close(d->init_fd);
 	image_store_free(d->images);
+	nspool_stop();
 	network_node_close(d);
 	cg_node_free(d->cg);
 	profile_set_free(d->profiles);

@@ -15,12 +15,13 @@
 #include "syscall.h"
 
 /* The parent side of the container tier: it validates the config, computes every string and
- * array the child will need, clones, finishes what only the host can do (uid/gid maps, v1
- * cgroups), releases the child and waits for its exec. Runs on a loop thread; blocks for the
- * child's setup (a few hundred microseconds, see FIELD-NOTES.md). */
+ * array the child will need, clones, finishes what only the host can do (the v1 cgroups),
+ * releases the child and returns; the child reports its exec through a pipe. Loop thread. */
 
-#define NS_FLAGS \
-	(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET)
+/* The namespaces clone3 makes, owned by the host's user namespace: the child builds its root
+ * in them as host root, then enters a user namespace of its own (spawn-child.c), which owns
+ * none of them, so root in the sandbox can neither mount nor reconfigure them. */
+#define NS_FLAGS (CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC)
 
 static void kill_and_reap(int pidfd)
 {
@@ -74,24 +75,6 @@ static int read_child_error(int fd, const char *what, enum child_step *ret_step)
 	return child_report(&e, got, what, ret_step);
 }
 
-/* The sandbox's root is host uid_base; host root writes the maps, so the kernel accepts any
- * range and leaves setgroups allowed inside. */
-static int write_id_map(pid_t pid, const char *file, uid_t base, uint32_t count)
-{
-	char path[64], line[64];
-	_cleanup_close_ int fd = -EBADF;
-	int n;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	n = snprintf(line, sizeof(line), "0 %u %u\n", (unsigned)base, (unsigned)count);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, line, n) != n)
-		return errno_or(EIO);
-	return 0;
-}
-
 static int pipe_above_stdio(int fds[2])
 {
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -120,7 +103,8 @@ static size_t strv_length(char *const *v)
 
 static int container_probe(const char **ret_why)
 {
-	struct clone_args args = { .flags = CLONE_PIDFD | NS_FLAGS, .exit_signal = SIGCHLD };
+	struct clone_args args = { .flags = CLONE_PIDFD | NS_FLAGS | CLONE_NEWUSER | CLONE_NEWNET,
+				   .exit_signal = SIGCHLD };
 	_cleanup_close_ int pidfd = -EBADF;
 	pid_t pid;
 
@@ -194,7 +178,7 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 	_cleanup_free_ struct spawn_plan *p = NULL;
 	_cleanup_free_ char **argv = NULL;
 	_cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
-	_cleanup_close_ int pidfd = -EBADF;
+	_cleanup_close_ int pidfd = -EBADF, own_userns = -EBADF;
 	pid_t pid;
 	int r;
 
@@ -204,6 +188,15 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 	r = spawn_plan_init(p, c, &argv);
 	if (r < 0)
 		return r;
+	/* The caller's (a pool's), or one made now. */
+	if (c->userns_fd > 0)
+		p->userns_fd = c->userns_fd;
+	else {
+		r = own_userns = container_userns_new(c->uid_base, c->uid_count);
+		if (r < 0)
+			return log_warn_errno(r, "sandbox %s: user namespace", c->id);
+		p->userns_fd = own_userns;
+	}
 	r = pipe_above_stdio(sync);
 	if (r < 0)
 		return r;
@@ -218,8 +211,6 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 	};
-	if (c->host_network)
-		args.flags &= ~(uint64_t)CLONE_NEWNET;
 	if (c->cgroup_fd >= 0) {
 		args.flags |= CLONE_INTO_CGROUP;
 		args.cgroup = (uint64_t)c->cgroup_fd;
@@ -233,27 +224,12 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 	sync[0] = safe_close(sync[0]);
 	err[1] = safe_close(err[1]);
 
-	r = write_id_map(pid, "uid_map", c->uid_base, c->uid_count);
-	if (r < 0) {
-		log_warn_errno(r, "sandbox %s: write uid_map", c->id);
-		goto fail;
-	}
-	r = write_id_map(pid, "gid_map", c->uid_base, c->uid_count);
-	if (r < 0) {
-		log_warn_errno(r, "sandbox %s: write gid_map", c->id);
-		goto fail;
-	}
 	if (c->cg) {
 		r = cg_attach(c->cg, pid);
 		if (r < 0) {
 			log_warn_errno(r, "sandbox %s: attach to the v1 cgroups", c->id);
 			goto fail;
 		}
-	}
-	if (c->before_start) {
-		r = c->before_start(c->userdata, pid);
-		if (r < 0)
-			goto fail;
 	}
 	if (write(sync[1], "", 1) != 1) {
 		r = errno_or(EIO);

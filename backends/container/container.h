@@ -33,6 +33,8 @@ enum child_step {
 	STEP_MOUNT_SYS,
 	STEP_MOUNT_DEV,
 	STEP_RESOLV_CONF,
+	STEP_NETNS,
+	STEP_USERNS,
 	STEP_PIVOT_ROOT,
 	STEP_MASK_PROC,
 	STEP_LOOPBACK,
@@ -65,7 +67,8 @@ struct spawn_plan {
 	char scratch_size[24];          /* tmpfs size= of the writable layer, in bytes */
 	char scratch_inodes[24];        /* and its nr_inodes= */
 	struct profile_landlock landlock; /* abi 0: none */
-	int sync_rd, sync_wr;           /* one byte from the parent: maps and cgroups are set */
+	int sync_rd, sync_wr;           /* one byte from the parent: the cgroups are set */
+	int userns_fd;                  /* the sandbox's user namespace, maps written */
 	int err_rd, err_wr;
 };
 

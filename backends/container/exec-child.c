@@ -91,10 +91,12 @@ void exec_child(const struct exec_plan *p)
 	if (r < 0)
 		child_fail(FD_ERR, STEP_CLOSE_FDS, -r);
 
-	/* One call joins them all, atomically (Linux 5.8). The user namespace gives us every
-	 * capability inside it, the mount namespace its root as our root and cwd. */
-	if (setns(FD_SANDBOX, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS |
-				      CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWCGROUP) < 0)
+	/* The host's user namespace owns the sandbox's other namespaces, so we join those first,
+	 * as host root (the mount namespace puts us at the sandbox's root), and its own user
+	 * namespace last (setns with both would judge the rest with the new credentials). */
+	if (setns(FD_SANDBOX, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
+				      CLONE_NEWNET | CLONE_NEWCGROUP) < 0 ||
+	    setns(FD_SANDBOX, CLONE_NEWUSER) < 0)
 		child_fail(FD_ERR, STEP_SETNS, errno);
 	close(FD_SANDBOX);
 	/* Raw calls, as in spawn-child.c: glibc's set*id() would wait on the daemon's threads. */

@@ -160,7 +160,10 @@ static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int 
 	tmnt = fsmount(tfs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (tmnt < 0)
 		return STEP_MOUNT_SCRATCH;
-	if (mkdirat(tmnt, "upper", 0755) < 0 || mkdirat(tmnt, "work", 0755) < 0)
+	/* The upper layer's root is the sandbox's "/": root inside (host uid_base) owns it, as it
+	 * owns the image's files. We are host root here, and what we make is host root's. */
+	if (mkdirat(tmnt, "upper", 0755) < 0 || mkdirat(tmnt, "work", 0755) < 0 ||
+	    fchownat(tmnt, "upper", p->c.uid_base, p->c.uid_base, 0) < 0)
 		return STEP_MKDIR_LAYERS;
 	ufd = openat(tmnt, "upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	wfd = openat(tmnt, "work", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -189,14 +192,14 @@ static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int 
 }
 
 /* Replaces path with text (a copy-up into the upper layer). open/write/close only. */
-static int write_file(const char *path, const char *text)
+static int write_file(const char *path, const char *text, uid_t owner)
 {
 	size_t len = strlen(text), done = 0;
 	int fd;
 
 	mkdir_p("etc", 0755);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if (fd < 0 || fchown(fd, owner, owner) < 0)
 		return -1;
 	while (done < len) {
 		ssize_t n = write(fd, text + done, len - done);
@@ -237,7 +240,7 @@ static void mount_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd
 	mount_dev(p);
 	CHECK(STEP_MKDIR_LAYERS, mkdir_p("tmp", 01777));
 	if (p->c.resolv_conf)
-		CHECK(STEP_RESOLV_CONF, write_file("etc/resolv.conf", p->c.resolv_conf));
+		CHECK(STEP_RESOLV_CONF, write_file("etc/resolv.conf", p->c.resolv_conf, p->c.uid_base));
 
 	/* pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves
 	 * only the sandbox's tree, without needing a directory for the old root. */
@@ -258,47 +261,53 @@ void spawn_child(const struct spawn_plan *p)
 	close(p->err_rd);
 	CHECK_R(STEP_SIGNALS, child_reset_signals());
 
-	/* Wait until the parent has written our uid/gid maps and moved us into the v1 cgroups.
-	 * EOF means the parent gave up (or died): leave quietly. */
+	/* Wait until the parent has moved us into the v1 cgroups. EOF means the parent gave up
+	 * (or died): leave quietly. */
 	do
 		n = read(p->sync_rd, &byte, 1);
 	while (n < 0 && errno == EINTR);
 	if (n != 1)
 		child_fail(p->err_wr, STEP_SYNC, n < 0 ? errno : ECANCELED);
+	/* The daemon dies, we die; set while we are still host root (a uid change clears it). */
+	CHECK(STEP_PDEATHSIG, prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
+	CHECK_R(STEP_PDEATHSIG, child_reader_alive(p->err_wr));
 
 	/* After the v1 attach, so that the namespace's root is the sandbox's own cgroup in every
 	 * hierarchy (at clone time it would show "/../../x" for the v1 ones). */
 	CHECK(STEP_CGROUP_NS, unshare(CLONE_NEWCGROUP));
+	/* The network: a prepared namespace (lo already up), a new one, or the host's. */
+	if (!c->host_network && c->netns_fd > 0)
+		CHECK(STEP_NETNS, setns(c->netns_fd, CLONE_NEWNET));
+	else if (!c->host_network) {
+		CHECK(STEP_NETNS, unshare(CLONE_NEWNET));
+		CHECK_R(STEP_LOOPBACK, net_loopback_up());
+	}
 
-	/* The lower layer and the mount point, opened while we are still host uid 0: as
-	 * uid_base we may have no right to walk the daemon's directories above them. Opened
-	 * here and not by the parent, so that they name mounts of our own mount namespace, as
-	 * overlayfs and move_mount require. */
 	rootfs_fd = open(c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	CHECK(STEP_OPEN_ROOT, rootfs_fd);
 	scratch_fd = open(c->scratch, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	CHECK(STEP_OPEN_ROOT, scratch_fd);
 
-	/* Become root of the sandbox (host uid_base). We keep the capabilities the new user
-	 * namespace gave us: the kernel clears them only when a uid that was root in this
-	 * namespace changes to non-root, and our old uid (host 0) is not mapped here. */
+	/* The root, as host root in namespaces the host's user namespace owns: the sandbox gets
+	 * mounts it cannot change, not merely mounts it may not change. */
+	CHECK(STEP_HOSTNAME, sethostname(c->id, strlen(c->id)));
+	umask(022);
+	mount_root(p, rootfs_fd, scratch_fd);
+	mask_proc(p);
+
+	/* Now the sandbox's own user namespace, made ready by the parent with its id maps: root
+	 * inside is host uid_base, and its capabilities are over nothing but that namespace:
+	 * every other namespace of ours belongs to the host's. */
+	CHECK(STEP_USERNS, setns(p->userns_fd, CLONE_NEWUSER));
 	/* Raw calls: glibc's set*id() synchronise every thread of the process, which takes a lock
 	 * that another thread of the daemon may have held when we were cloned. */
 	CHECK(STEP_SETGROUPS, syscall(SYS_setgroups, 0, NULL));
 	CHECK(STEP_SETGID, syscall(SYS_setresgid, 0, 0, 0));
 	CHECK(STEP_SETUID, syscall(SYS_setresuid, 0, 0, 0));
-	/* After the uid change, which clears it. A daemon that died before this point has
-	 * closed its end of the error pipe (it keeps it open until we exec). */
+	/* The uid change cleared it: again, and make sure the daemon did not die meanwhile. */
 	CHECK(STEP_PDEATHSIG, prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
 	CHECK_R(STEP_PDEATHSIG, child_reader_alive(p->err_wr));
 
-	CHECK(STEP_HOSTNAME, sethostname(c->id, strlen(c->id)));
-	umask(022);
-	mount_root(p, rootfs_fd, scratch_fd);
-	mask_proc(p);
-	/* In the host's network namespace (mode "host") lo is the host's, and not ours to set. */
-	if (!c->host_network)
-		CHECK_R(STEP_LOOPBACK, net_loopback_up());
 	CHECK(STEP_CHDIR, chdir(c->cwd ? c->cwd : "/"));
 	CHECK_R(STEP_CAPS, child_drop_caps());
 

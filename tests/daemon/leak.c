@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -21,6 +22,20 @@ static int v1_count(const char *controller)
 	return count_dir(path);
 }
 
+/* warrend's fds once its namespace pool has stopped refilling (2 per pooled pair). */
+static int settled_fds(void)
+{
+	int last = -1, n;
+
+	for (int same = 0, i = 0; same < 5 && i < 500; i++) {
+		n = count_fds(D.pid);
+		same = n == last ? same + 1 : 0;
+		last = n;
+		usleep(20000);
+	}
+	return last;
+}
+
 static struct counts measure(void)
 {
 	char logs[512], scratch[512];
@@ -28,7 +43,7 @@ static struct counts measure(void)
 	snprintf(logs, sizeof(logs), "%s/logs", D.dir);
 	snprintf(scratch, sizeof(scratch), "%s/mnt", D.dir);
 	return (struct counts){
-		.fds = count_fds(D.pid),
+		.fds = settled_fds(),
 		.mounts = count_mounts(D.pid),
 		.v2 = count_dir(v2_parent()),
 		.v1_memory = v1_count("memory"),
