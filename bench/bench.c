@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -617,5 +618,36 @@ int parse_double_arg(const char *opt, const char *s, double *ret)
 		return -EINVAL;
 	}
 	*ret = v;
+	return 0;
+}
+
+int bench_common_option(int c, const char *arg, bool *json, const char **warrend,
+			const char **image, void (*usage)(FILE *))
+{
+	switch (c) {
+	case BENCH_OPT_JSON:
+		*json = true;
+		return 0;
+	case BENCH_OPT_WARREND:
+		*warrend = arg;
+		return 0;
+	case BENCH_OPT_IMAGE:
+		*image = arg;
+		return 0;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		return -EINVAL;
+	}
+}
+
+int bench_no_operands(const char *prog, int argc, char **argv)
+{
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		return -EINVAL;
+	}
 	return 0;
 }

@@ -133,3 +133,17 @@ void cgroup_rmtree_everywhere(const char *name);
 
 int parse_uint_arg(const char *opt, const char *s, unsigned long max, unsigned long *ret);
 int parse_double_arg(const char *opt, const char *s, double *ret);
+
+/* The options every bench takes: --json, --warrend PATH, --image PATH and -h/--help. */
+enum { BENCH_OPT_JSON = 0x400, BENCH_OPT_WARREND, BENCH_OPT_IMAGE };
+#define BENCH_COMMON_LONGOPTS                                          \
+	{ "json", no_argument, NULL, BENCH_OPT_JSON },                 \
+	{ "warrend", required_argument, NULL, BENCH_OPT_WARREND },     \
+	{ "image", required_argument, NULL, BENCH_OPT_IMAGE }
+
+/* The default branch of a bench's option switch: takes a common option (0), prints the usage
+ * and exits for -h, or prints it to stderr for anything else (-EINVAL). */
+int bench_common_option(int c, const char *arg, bool *json, const char **warrend,
+			const char **image, void (*usage)(FILE *));
+/* After getopt: a bench takes no operands. */
+int bench_no_operands(const char *prog, int argc, char **argv);

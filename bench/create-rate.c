@@ -380,7 +380,7 @@ static int parse_list(const char *arg, const char *const *names, int n, bool *wa
 
 static int parse_args(int argc, char **argv)
 {
-	enum { O_WARMUP = 256, O_POLL, O_JSON, O_WARREND, O_IMAGE };
+	enum { O_WARMUP = 256, O_POLL };
 	static const struct option opts[] = {
 		{ "duration", required_argument, NULL, 'd' },
 		{ "count", required_argument, NULL, 'n' },
@@ -389,9 +389,7 @@ static int parse_args(int argc, char **argv)
 		{ "modes", required_argument, NULL, 'm' },
 		{ "warmup", required_argument, NULL, O_WARMUP },
 		{ "poll-us", required_argument, NULL, O_POLL },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "warrend", required_argument, NULL, O_WARREND },
-		{ "image", required_argument, NULL, O_IMAGE },
+		BENCH_COMMON_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -438,21 +436,14 @@ static int parse_args(int argc, char **argv)
 				return -EINVAL;
 			opt.poll_us = (unsigned)v;
 			break;
-		case O_JSON: opt.json = true; break;
-		case O_WARREND: opt.warrend = optarg; break;
-		case O_IMAGE: opt.image = optarg; break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			return -EINVAL;
+			if (bench_common_option(c, optarg, &opt.json, &opt.warrend, &opt.image,
+						usage) < 0)
+				return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "create-rate: unexpected argument '%s'\n", argv[optind]);
+	if (bench_no_operands("create-rate", argc, argv) < 0)
 		return -EINVAL;
-	}
 	return 0;
 }
 

@@ -316,16 +316,14 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv)
 {
-	enum { O_VERIFY = 256, O_SETTLE, O_MAX, O_JSON, O_WARREND, O_IMAGE };
+	enum { O_VERIFY = 256, O_SETTLE, O_MAX };
 	static const struct option opts[] = {
 		{ "sandboxes", required_argument, NULL, 'n' },
 		{ "concurrency", required_argument, NULL, 'c' },
 		{ "verify", required_argument, NULL, O_VERIFY },
 		{ "settle-ms", required_argument, NULL, O_SETTLE },
 		{ "max-sandboxes", required_argument, NULL, O_MAX },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "warrend", required_argument, NULL, O_WARREND },
-		{ "image", required_argument, NULL, O_IMAGE },
+		BENCH_COMMON_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -360,21 +358,14 @@ static int parse_args(int argc, char **argv)
 					   &opt.max_sandboxes) < 0)
 				return -EINVAL;
 			break;
-		case O_JSON: opt.json = true; break;
-		case O_WARREND: opt.warrend = optarg; break;
-		case O_IMAGE: opt.image = optarg; break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			return -EINVAL;
+			if (bench_common_option(c, optarg, &opt.json, &opt.warrend, &opt.image,
+						usage) < 0)
+				return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "density: unexpected argument '%s'\n", argv[optind]);
+	if (bench_no_operands("density", argc, argv) < 0)
 		return -EINVAL;
-	}
 	if (!opt.max_sandboxes)
 		opt.max_sandboxes = opt.n + 16 > 4000 ? opt.n + 16 : 4000;
 	return 0;

@@ -282,14 +282,12 @@ static int parse_targets(const char *arg)
 
 static int parse_args(int argc, char **argv)
 {
-	enum { O_WARMUP = 256, O_JSON, O_WARREND, O_IMAGE };
+	enum { O_WARMUP = 256 };
 	static const struct option opts[] = {
 		{ "count", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, O_WARMUP },
 		{ "targets", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "warrend", required_argument, NULL, O_WARREND },
-		{ "image", required_argument, NULL, O_IMAGE },
+		BENCH_COMMON_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -312,21 +310,14 @@ static int parse_args(int argc, char **argv)
 			if (parse_targets(optarg) < 0)
 				return -EINVAL;
 			break;
-		case O_JSON: opt.json = true; break;
-		case O_WARREND: opt.warrend = optarg; break;
-		case O_IMAGE: opt.image = optarg; break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			return -EINVAL;
+			if (bench_common_option(c, optarg, &opt.json, &opt.warrend, &opt.image,
+						usage) < 0)
+				return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "exec-latency: unexpected argument '%s'\n", argv[optind]);
+	if (bench_no_operands("exec-latency", argc, argv) < 0)
 		return -EINVAL;
-	}
 	return 0;
 }
 
