@@ -617,3 +617,63 @@ int cg_write_cpu_idle(const char *dir)
 	}
 	return r;
 }
+
+/* rmdir of every directory below path, deepest first; those still populated stay. */
+static void rmdir_below(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.') {
+			_cleanup_free_ char *sub = cg_join(path, e->d_name);
+
+			if (sub) {
+				rmdir_below(sub);
+				(void)rmdir(sub);
+			}
+		}
+	closedir(d);
+}
+
+int cg_node_sweep(const struct cg_node *node)
+{
+	DIR *d = opendir(node->v2_path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	/* cgroup.kill first, in cgroup2, where every process of a sandbox is. */
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *sub = NULL;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		sub = cg_join(node->v2_path, e->d_name);
+		if (!sub)
+			continue;
+		(void)cg_write(sub, "cgroup.kill", "1");
+		/* The kill is asynchronous; a few hundred milliseconds is plenty. */
+		for (int i = 0; i < 200; i++) {
+			char buf[256];
+
+			if (cg_read(sub, "cgroup.events", buf, sizeof(buf)) < 0 ||
+			    strstr(buf, "populated 0"))
+				break;
+			usleep(5000);
+		}
+		rmdir_below(sub);
+		if (rmdir(sub) == 0)
+			n++;
+		else
+			log_warn_errno(-errno, "removing %s, left by an earlier warrend", sub);
+	}
+	closedir(d);
+	for (int c = 0; c < _CG_V1_MAX; c++)
+		if (node->v1_path[c])
+			rmdir_below(node->v1_path[c]);
+	return n;
+}

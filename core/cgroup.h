@@ -53,6 +53,10 @@ const char *cg_mode_to_string(enum cg_mode m);
  * memory, pids and cpu controllers for it. Called once at start-up on the main thread; the
  * node is read-only afterwards and shared by all loops. */
 int cg_node_new(const char *name, struct cg_node **ret);
+/* Kills and removes every sandbox cgroup left under the parent by an earlier daemon that did not
+ * get to (a crash, SIGKILL). Returns how many it removed, or -errno. Main thread, at start-up,
+ * before any sandbox of this daemon exists. */
+int cg_node_sweep(const struct cg_node *node);
 /* Removes the parent directories if they are empty. NULL-safe, returns NULL. */
 struct cg_node *cg_node_free(struct cg_node *node);
 enum cg_mode cg_node_mode(const struct cg_node *node);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* warrend: the warren node daemon. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -204,6 +205,20 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/* Removes the files of a directory (logs of sandboxes no daemon owns any more). */
+static void sweep_dir(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	while ((e = readdir(dir)))
+		if (e->d_type == DT_REG)
+			(void)unlinkat(dirfd(dir), e->d_name, 0);
+	closedir(dir);
+}
+
 static int listen_socket(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -333,6 +348,12 @@ static int setup(struct daemon *d)
 	r = cg_node_new(d->cgroup_name, &d->cg);
 	if (r < 0)
 		return log_errno(r, "setting up cgroups");
+	/* A warrend that crashed or was killed left its sandboxes' cgroups (its processes die
+	 * with it: PR_SET_PDEATHSIG) and logs behind; nothing of this daemon exists yet. */
+	r = cg_node_sweep(d->cg);
+	if (r > 0)
+		log_warn("removed %d sandbox cgroups left by an earlier warrend", r);
+	sweep_dir(d->log_dir);
 	r = image_store_open(d->images_dir, d->image_mount_dir, &d->images);
 	if (r < 0)
 		return log_errno(r, "opening the images in %s", d->images_dir);

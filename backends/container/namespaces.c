@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -33,12 +34,21 @@ static int write_map(pid_t pid, const char *file, uid_t base, uint32_t count)
  * close and returns. It shares our memory (CLONE_VM, so no page tables are copied: that copy
  * of the daemon was the largest cost of a spawn) and runs on its own small stack; it touches
  * nothing but its argument and, should read fail, errno. */
+struct carrier {
+	int fd;        /* read end of the pipe whose closing lets it go */
+	pid_t parent;  /* the daemon, which it must not outlive */
+};
+
 static int userns_carrier(void *arg)
 {
-	int fd = *(int *)arg;
+	const struct carrier *c = arg;
 	char b;
 
-	(void)!read(fd, &b, 1);
+	/* It shares the daemon's fd table (the listening socket among them): should the daemon
+	 * die while it waits, it must go too, or that socket would stay open. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != c->parent)
+		return 1;
+	(void)!read(c->fd, &b, 1);
 	return 0;
 }
 
@@ -48,7 +58,8 @@ int container_userns_new(uid_t base, uint32_t count)
 	_cleanup_free_ char *stack = NULL;
 	enum { STACK_SIZE = 16384 };
 	char path[64];
-	int fd = -EBADF, r = 0, rd;
+	int fd = -EBADF, r = 0;
+	struct carrier carrier;
 	pid_t pid;
 
 	if (pipe2(hold, O_CLOEXEC) < 0)
@@ -56,10 +67,10 @@ int container_userns_new(uid_t base, uint32_t count)
 	stack = malloc(STACK_SIZE);
 	if (!stack)
 		return -ENOMEM;
-	rd = hold[0];
+	carrier = (struct carrier){ .fd = hold[0], .parent = getpid() };
 	/* CLONE_FILES: our closing the write end is the carrier's too. */
 	pid = clone(userns_carrier, stack + STACK_SIZE,
-		    CLONE_VM | CLONE_FILES | CLONE_NEWUSER | SIGCHLD, &rd);
+		    CLONE_VM | CLONE_FILES | CLONE_NEWUSER | SIGCHLD, &carrier);
 	if (pid < 0)
 		return -errno;
 	/* Host root writes the maps, so the kernel takes any range (and setgroups stays

@@ -2,6 +2,9 @@
 /* Create and delete 200 sandboxes: warrend's fds, mounts, cgroup directories, logs and scratch
  * entries must come back to where they started. */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,4 +108,49 @@ Test(leak, create_delete_200_leaves_nothing)
 	cr_expect_eq(api("GET", "/v1/sandboxes", NULL, &o), 200);
 	cr_expect_eq(json_array_size(json_object_get(o, "sandboxes")), 0);
 	json_decref(o);
+}
+
+static int count_subdirs(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_type == DT_DIR && e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+Test(leak, a_killed_daemon_leaves_nothing_after_a_restart)
+{
+	char logs[512];
+	int status;
+
+	create(json_object());
+	create(json_pack("{s:[s,s]}", "cmd", "sleep", "1000"));
+	cr_assert_eq(count_subdirs(v2_parent()), 2);
+	/* No chance to clean up: its sandboxes die with it (PDEATHSIG), their cgroups stay. */
+	kill(D.pid, SIGKILL);
+	waitpid(D.pid, &status, 0);
+	D.pid = -1;
+	D.client = warren_client_free(D.client);
+	/* The kernel tears a dead process's io_uring down asynchronously, and a pending accept
+	 * keeps the listening socket alive a moment longer: do not connect to that one. */
+	unlink(D.sock);
+	cr_expect_eq(count_subdirs(v2_parent()), 2, "the sandboxes' cgroups went with the daemon");
+
+	daemon_start();
+	cr_expect_eq(count_subdirs(v2_parent()), 0, "the restarted daemon left stale cgroups");
+	snprintf(logs, sizeof(logs), "%s/logs", D.dir);
+	cr_expect_eq(count_dir(logs), 0, "the restarted daemon left stale logs");
+	json_t *o = NULL;
+	cr_expect_eq(api("GET", "/v1/sandboxes", NULL, &o), 200);
+	cr_expect_eq(json_array_size(json_object_get(o, "sandboxes")), 0);
+	json_decref(o);
+	/* And it works. */
+	const char *argv[] = { "true", NULL };
+	cr_expect_eq(run_exec(create(json_object()), argv, NULL, NULL), 0);
 }
