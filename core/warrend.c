@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include "api.h"
@@ -219,6 +220,23 @@ static void sweep_dir(const char *path)
 	closedir(dir);
 }
 
+/* Whether a daemon answers on the socket. Connecting is not enough: for a moment after a
+ * warrend is killed, the kernel's asynchronous io_uring teardown keeps its listening socket
+ * (held by a pending accept) open, and connects succeed that nobody will ever answer. */
+static bool socket_answers(int fd, const struct sockaddr_un *sa)
+{
+	static const char req[] = "GET /v1/info HTTP/1.1\r\nHost: warren\r\n\r\n";
+	struct timeval tv = { .tv_sec = 2 };
+	char buf[16];
+
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+		return false;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) < 0)
+		return false;
+	return recv(fd, buf, sizeof(buf), 0) > 0;
+}
+
 static int listen_socket(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -233,7 +251,7 @@ static int listen_socket(const char *path)
 		return log_errno(-errno, "socket");
 	if (lstat(path, &st) == 0) {
 		/* A live daemon answers on it; a stale socket from a crash does not. */
-		if (S_ISSOCK(st.st_mode) && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		if (S_ISSOCK(st.st_mode) && socket_answers(fd, &sa))
 			return log_errno(-EADDRINUSE,
 					 "another warrend is serving %s; stop it or pick --socket", path);
 		if (!S_ISSOCK(st.st_mode))

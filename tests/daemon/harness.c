@@ -88,8 +88,17 @@ void daemon_start_args(const char *const *extra)
 	for (int i = 0; i < 500; i++) {
 		int status;
 
-		if (access(D.sock, F_OK) == 0 && warren_connect(D.sock, &D.client) == 0)
-			return;
+		struct warren_response resp = {};
+
+		/* Ready when it answers: a socket left by a killed daemon may still accept a
+		 * moment (its io_uring is torn down asynchronously) without answering. */
+		if (access(D.sock, F_OK) == 0 && warren_connect(D.sock, &D.client) == 0) {
+			if (warren_request(D.client, "GET", "/v1/info", NULL, &resp) >= 0) {
+				warren_response_done(&resp);
+				return;
+			}
+			D.client = warren_client_free(D.client);
+		}
 		if (waitpid(D.pid, &status, WNOHANG) == D.pid) {
 			D.pid = -1;
 			cr_assert_fail("warrend exited during start-up (status %d)", status);
