@@ -285,7 +285,7 @@ int count_fds(pid_t pid)
 	return count_dir(path);
 }
 
-int count_mounts(pid_t pid)
+int count_mounts(pid_t pid, const char *under)
 {
 	char path[64], line[4096];
 	int n = 0;
@@ -295,7 +295,7 @@ int count_mounts(pid_t pid)
 	f = fopen(path, "re");
 	cr_assert(f);
 	while (fgets(line, sizeof(line), f))
-		n++;
+		n += strstr(line, under) != NULL;
 	fclose(f);
 	return n;
 }

@@ -40,6 +40,8 @@ json_t *wait_state(const char *id, const char *state, int ms);
 char *raw_http(const char *request, size_t len, int timeout_ms);
 /* Counts for the leak test. */
 int count_fds(pid_t pid);
-int count_mounts(pid_t pid);
+/* Mounts in pid's mount namespace whose line mentions `under` (the host's table is shared by
+ * every test running at the same time, so count only what is ours). */
+int count_mounts(pid_t pid, const char *under);
 int count_dir(const char *path);
 const char *v2_parent(void);

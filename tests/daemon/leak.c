@@ -47,7 +47,7 @@ static struct counts measure(void)
 	snprintf(scratch, sizeof(scratch), "%s/mnt", D.dir);
 	return (struct counts){
 		.fds = settled_fds(),
-		.mounts = count_mounts(D.pid),
+		.mounts = count_mounts(D.pid, D.dir),
 		.v2 = count_dir(v2_parent()),
 		.v1_memory = v1_count("memory"),
 		.v1_pids = v1_count("pids"),
