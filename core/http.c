@@ -293,8 +293,6 @@ void conn_respond_json(struct conn *c, int status, json_t *body)
 		return;
 	}
 	len = strlen(s);
-	s[len] = '\0';
-	/* A trailing newline keeps curl output readable. */
 	conn_respond(c, status, "application/json", s, len);
 	free(s);
 }

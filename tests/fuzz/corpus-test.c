@@ -9,21 +9,7 @@
 #include <string.h>
 
 #include "http.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	cr_assert(f, "open %s", path);
-	fseek(f, 0, SEEK_END);
-	*len = ftell(f);
-	rewind(f);
-	buf = malloc(*len + 1);
-	cr_assert(fread(buf, 1, *len, f) == *len);
-	fclose(f);
-	return buf;
-}
+#include "slurp.h"
 
 Test(fuzz, corpus_runs_clean)
 {

@@ -15,22 +15,7 @@
 #include "macro.h"
 #include "profile.h"
 #include "seccomp-internal.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	cr_assert(f, "open %s", path);
-	fseek(f, 0, SEEK_END);
-	*len = (size_t)ftell(f);
-	rewind(f);
-	buf = malloc(*len + 1);
-	cr_assert(fread(buf, 1, *len, f) == *len);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
-}
+#include "slurp.h"
 
 static const char *src_dir(void)
 {
