@@ -85,6 +85,18 @@ struct exec_plan {
 _noreturn_ void spawn_child(const struct spawn_plan *p);
 _noreturn_ void exec_child(const struct exec_plan *p);
 
+/* Parent-side helpers shared by container.c (start) and exec.c (exec). */
+extern const char *const no_env[];
+/* SIGKILLs the process (a pid namespace's init: the whole namespace) and reaps it. */
+void kill_and_reap(int pidfd);
+/* Reads a child's error pipe to EOF (blocking): 0 if it exec'd, else -errno and *ret_step. */
+int read_child_error(int fd, const char *what, enum child_step *ret_step);
+/* pipe2(O_CLOEXEC) with both ends above 0-2, which the children overwrite. */
+int pipe_above_stdio(int fds[2]);
+enum exec_failure failure_of(enum child_step step);
+int container_exec(const struct exec_config *c, struct spawn_result *ret,
+		   enum exec_failure *ret_failure);
+
 /* Async-signal-safe helpers for the children (child.c). */
 _noreturn_ void child_fail(int err_fd, enum child_step step, int err);
 /* Default dispositions and an empty mask: the daemon blocks signals for its signalfd and
