@@ -49,6 +49,9 @@ struct spawn_config {
 	/* Written to the sandbox's /etc/resolv.conf (its upper layer) before the command runs;
 	 * NULL: the image's file stays. */
 	const char *resolv_conf;
+	/* A spawn zygote's socket (container_zygote_start()): it clones the init instead of the
+	 * caller. 0 (the zero default) or less: the caller clones. */
+	int zygote_fd;
 };
 
 struct exec_config {
@@ -113,6 +116,15 @@ int container_init_memfd(const char *path);
  * microseconds, so a daemon makes them ahead in a pool. Any thread; the caller owns the fd. */
 int container_userns_new(uid_t base, uint32_t count);
 int container_netns_new(void);
+
+/* A spawn zygote: a small process forked from the caller, which must be single-threaded (the
+ * daemon at start-up, before its threads), that clones sandbox inits on request through the
+ * returned socket (spawn_config.zygote_fd) as children of the caller (CLONE_PARENT). Cloning
+ * from it instead of from the grown daemon spares each spawn the copy of the daemon's page
+ * tables and their teardown at exec. It looks seccomp profiles up by name in profiles, as
+ * they were at the fork. It exits when the socket closes, or with the caller. -errno. */
+struct profile_set;
+int container_zygote_start(const struct profile_set *profiles, pid_t *ret_pid);
 
 /* NULL if no tier has that name. */
 const struct backend_ops *backend_find(const char *tier);

@@ -42,6 +42,8 @@ struct daemon {
 	struct audit_reader *audit;   /* kernel records of refusals; NULL: none */
 	bool audit_enabled_by_us;
 	struct profile_set *profiles; /* seccomp profiles by name */
+	int *zygotes;         /* spawn zygote sockets, one per loop (container_zygote_start()) */
+	pid_t *zygote_pids;
 	struct loop *loops;   /* n_loops of them */
 
 	atomic_uint n_sandboxes;

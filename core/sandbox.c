@@ -504,6 +504,7 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 	};
 	r = s->backend->start(&cfg, &res);
 	/* The child has its own copies, or there is no child. */
+		.zygote_fd = d->zygotes[l->idx],
 	safe_close(ns.userns);
 	safe_close(ns.netns);
 	if (r < 0) {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include "api.h"
 #include "backend.h"
@@ -388,6 +389,17 @@ static int setup(struct daemon *d)
 	r = d->init_fd = container_init_memfd(d->init_path);
 	if (r < 0)
 		return log_errno(r, "loading %s (pass --init PATH)", d->init_path);
+	/* Now, while this process is small and has no other thread: a loop's spawns are cloned
+	 * from its zygote. */
+	d->zygotes = calloc(d->n_loops, sizeof(*d->zygotes));
+	d->zygote_pids = calloc(d->n_loops, sizeof(*d->zygote_pids));
+	if (!d->zygotes || !d->zygote_pids)
+		return log_errno(-ENOMEM, "starting the spawn zygotes");
+	for (unsigned i = 0; i < d->n_loops; i++) {
+		r = d->zygotes[i] = container_zygote_start(d->profiles, &d->zygote_pids[i]);
+		if (r < 0)
+			return log_errno(r, "starting the spawn zygote");
+	}
 
 	/* Signals arrive through a signalfd read by loop 0; every thread inherits this mask. */
 	sigemptyset(&mask);
@@ -417,6 +429,15 @@ static void teardown(struct daemon *d)
 	safe_close(d->listen_fd);
 	safe_close(d->signal_fd);
 	safe_close(d->init_fd);
+	/* A zygote exits when its socket closes. */
+	for (unsigned i = 0; d->zygotes && i < d->n_loops; i++)
+		if (d->zygotes[i] > 0) {
+			safe_close(d->zygotes[i]);
+			while (waitpid(d->zygote_pids[i], NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+	free(d->zygotes);
+	free(d->zygote_pids);
 	image_store_free(d->images);
 	nspool_stop();
 	network_node_close(d);

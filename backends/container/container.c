@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,7 +102,7 @@ static size_t strv_length(char *const *v)
 	return n;
 }
 
-static int container_probe(const char **ret_why)
+static int probe_once(const char **ret_why)
 {
 	struct clone_args args = { .flags = CLONE_PIDFD | NS_FLAGS | CLONE_NEWUSER | CLONE_NEWNET,
 				   .exit_signal = SIGCHLD };
@@ -133,6 +134,27 @@ static int container_probe(const char **ret_why)
 	}
 	kill_and_reap(pidfd);
 	return 0;
+}
+
+static struct {
+	pthread_once_t once;
+	int r;
+	const char *why;
+} probed = { .once = PTHREAD_ONCE_INIT };
+
+static void probe_now(void)
+{
+	probed.r = probe_once(&probed.why);
+}
+
+/* Once per process: the real thing costs a fork of the daemon and a network namespace, and
+ * every create asks. */
+static int container_probe(const char **ret_why)
+{
+	pthread_once(&probed.once, probe_now);
+	if (probed.r < 0)
+		*ret_why = probed.why;
+	return probed.r;
 }
 
 const char *const no_env[] = { NULL };
@@ -173,11 +195,11 @@ static int spawn_plan_init(struct spawn_plan *p, const struct spawn_config *c, c
 	return 0;
 }
 
-static int container_start(const struct spawn_config *c, struct spawn_result *ret)
+int spawn_clone(const struct spawn_config *c, const struct spawn_fds *f, bool sibling,
+		pid_t *ret_pid, int *ret_pidfd)
 {
 	_cleanup_free_ struct spawn_plan *p = NULL;
 	_cleanup_free_ char **argv = NULL;
-	_cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
 	_cleanup_close_ int pidfd = -EBADF, own_userns = -EBADF;
 	pid_t pid;
 	int r;
@@ -197,19 +219,14 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 			return log_warn_errno(r, "sandbox %s: user namespace", c->id);
 		p->userns_fd = own_userns;
 	}
-	r = pipe_above_stdio(sync);
-	if (r < 0)
-		return r;
-	r = pipe_above_stdio(err);
-	if (r < 0)
-		return r;
-	p->sync_rd = sync[0], p->sync_wr = sync[1];
-	p->err_rd = err[0], p->err_wr = err[1];
+	p->sync_rd = f->sync_rd, p->sync_wr = f->sync_wr;
+	p->err_rd = f->err_rd, p->err_wr = f->err_wr;
 
 	struct clone_args args = {
-		.flags = CLONE_PIDFD | NS_FLAGS,
+		.flags = CLONE_PIDFD | NS_FLAGS | (sibling ? CLONE_PARENT : 0),
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
-		.exit_signal = SIGCHLD,
+		/* CLONE_PARENT takes the caller's own exit signal instead. */
+		.exit_signal = sibling ? 0 : SIGCHLD,
 	};
 	if (c->cgroup_fd >= 0) {
 		args.flags |= CLONE_INTO_CGROUP;
@@ -220,6 +237,34 @@ static int container_start(const struct spawn_config *c, struct spawn_result *re
 		return log_warn_errno(pid, "sandbox %s: clone3", c->id);
 	if (pid == 0)
 		spawn_child(p);
+	*ret_pid = pid;
+	*ret_pidfd = TAKE_FD(pidfd);
+	return 0;
+}
+
+static int container_start(const struct spawn_config *c, struct spawn_result *ret)
+{
+	_cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
+	_cleanup_close_ int pidfd = -EBADF;
+	struct spawn_fds f;
+	pid_t pid;
+	int r;
+
+	r = pipe_above_stdio(sync);
+	if (r < 0)
+		return r;
+	r = pipe_above_stdio(err);
+	if (r < 0)
+		return r;
+	f = (struct spawn_fds){ .sync_rd = sync[0], .sync_wr = sync[1],
+				.err_rd = err[0], .err_wr = err[1] };
+	/* Through the loop's zygote (no copy of the daemon's address space), or from here. */
+	if (c->zygote_fd > 0)
+		r = zygote_spawn(c->zygote_fd, c, &f, &pid, &pidfd);
+	else
+		r = spawn_clone(c, &f, false, &pid, &pidfd);
+	if (r < 0)
+		return r;
 
 	sync[0] = safe_close(sync[0]);
 	err[1] = safe_close(err[1]);

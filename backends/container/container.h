@@ -72,6 +72,22 @@ struct spawn_plan {
 	int err_rd, err_wr;
 };
 
+/* The pipes between a spawn child and the daemon: the child reads one byte from sync_rd once
+ * the daemon has put it in its v1 cgroups, and reports a failure on err_wr (EOF: it exec'd).
+ * The ends it does not use (sync_wr, err_rd) it closes; -1 where they were never its. */
+struct spawn_fds {
+	int sync_rd, sync_wr;
+	int err_rd, err_wr;
+};
+
+/* Clones the sandbox's init (spawn_child()) from the calling process; sibling: as a child of
+ * the caller's parent (CLONE_PARENT; the zygote's spawns belong to the daemon). */
+int spawn_clone(const struct spawn_config *c, const struct spawn_fds *f, bool sibling,
+		pid_t *ret_pid, int *ret_pidfd);
+/* The same, done by the zygote behind socket fd (zygote.c): the daemon's side. */
+int zygote_spawn(int fd, const struct spawn_config *c, const struct spawn_fds *f,
+		 pid_t *ret_pid, int *ret_pidfd);
+
 /* Prepared by container_exec() for exec_child(). */
 struct exec_plan {
 	const struct exec_config *c;
