@@ -8,6 +8,7 @@
  * of tens of milliseconds, which is why loading belongs on a helper thread, never a loop. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +25,21 @@
 
 extern char **environ;
 
-bool profile_apparmor_available(void)
+static pthread_once_t apparmor_once = PTHREAD_ONCE_INIT;
+static bool apparmor_enabled;
+
+static void apparmor_probe(void)
 {
 	/* aa_is_enabled() reads /sys/module/apparmor/parameters/enabled and checks that
 	 * securityfs shows the policy interface. */
-	return aa_is_enabled() == 1;
+	apparmor_enabled = aa_is_enabled() == 1;
+}
+
+/* Once per process: the LSM is there from boot or not at all, and every create asks. */
+bool profile_apparmor_available(void)
+{
+	pthread_once(&apparmor_once, apparmor_probe);
+	return apparmor_enabled;
 }
 
 int profile_apparmor_name(const char *id, char *buf, size_t size)
