@@ -183,6 +183,7 @@ int ctr_start(char *const *argv)
 		.seccomp_profile = T.seccomp,
 		.no_landlock = T.no_landlock,
 		.init_fd = T.init_fd,
+		.zygote_fd = T.zygote_fd,
 	};
 
 	char report[64];

@@ -41,6 +41,7 @@ struct ctr {
 	const char *cwd;           /* of the sandbox's command; NULL: "/" */
 	const char *exec_cwd;      /* NULL: "/" */
 	char *envp[4];
+	int zygote_fd;             /* set by a test: spawn through this zygote (0: directly) */
 };
 
 extern struct ctr T;
