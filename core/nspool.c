@@ -7,54 +7,56 @@
 #include "log.h"
 #include "nspool.h"
 
+/* Two stocks, user namespaces and network namespaces, so that a sandbox on the host's network
+ * takes no network namespace it would throw away. */
+enum { USERNS, NETNS, _KINDS };
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t thread;
-	bool running, stop;
-	struct ns_pair *v;
-	unsigned n, target;
+	bool running, stop, failing;
+	int *v[_KINDS];
+	unsigned n[_KINDS], target;
 	uid_t base;
 	uint32_t count;
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
-static int make_pair(struct ns_pair *ret)
+static int make(int kind)
 {
-	int u, n;
+	return kind == USERNS ? container_userns_new(P.base, P.count) : container_netns_new();
+}
 
-	u = container_userns_new(P.base, P.count);
-	if (u < 0)
-		return u;
-	n = container_netns_new();
-	if (n < 0) {
-		safe_close(u);
-		return n;
-	}
-	*ret = (struct ns_pair){ .userns = u, .netns = n };
-	return 0;
+/* The stock furthest below its target, or -1 if both are full. */
+static int neediest(void)
+{
+	int k = P.n[USERNS] <= P.n[NETNS] ? USERNS : NETNS;
+
+	return P.n[k] < P.target ? k : -1;
 }
 
 static void *pool_thread(void *arg)
 {
 	pthread_mutex_lock(&P.lock);
 	while (!P.stop) {
-		struct ns_pair pair;
-		int r;
+		int kind = neediest(), fd;
 
-		if (P.n >= P.target) {
+		if (kind < 0 || P.failing) {
 			pthread_cond_wait(&P.wake, &P.lock);
+			P.failing = false;
 			continue;
 		}
 		pthread_mutex_unlock(&P.lock);
-		r = make_pair(&pair);
+		fd = make(kind);
 		pthread_mutex_lock(&P.lock);
-		if (r < 0) {
+		if (fd < 0) {
 			/* Creates make their own meanwhile; say it once, then wait to be asked. */
-			log_warn_errno(r, "namespace pool: making a pair");
-			pthread_cond_wait(&P.wake, &P.lock);
+			log_warn_errno(fd, "namespace pool: making a %s namespace",
+				       kind == USERNS ? "user" : "network");
+			P.failing = true;
 			continue;
 		}
-		P.v[P.n++] = pair;
+		P.v[kind][P.n[kind]++] = fd;
 	}
 	pthread_mutex_unlock(&P.lock);
 	return NULL;
@@ -64,9 +66,11 @@ int nspool_start(uid_t uid_base, uint32_t uid_count, unsigned target)
 {
 	int r;
 
-	P.v = calloc(target, sizeof(*P.v));
-	if (!P.v)
-		return -ENOMEM;
+	for (int k = 0; k < _KINDS; k++) {
+		P.v[k] = calloc(target, sizeof(int));
+		if (!P.v[k])
+			return -ENOMEM;
+	}
 	P.target = target;
 	P.base = uid_base;
 	P.count = uid_count;
@@ -87,25 +91,41 @@ void nspool_stop(void)
 		pthread_join(P.thread, NULL);
 		P.running = false;
 	}
-	for (unsigned i = 0; i < P.n; i++) {
-		safe_close(P.v[i].userns);
-		safe_close(P.v[i].netns);
+	for (int k = 0; k < _KINDS; k++) {
+		for (unsigned i = 0; i < P.n[k]; i++)
+			safe_close(P.v[k][i]);
+		free(P.v[k]);
+		P.v[k] = NULL;
+		P.n[k] = 0;
 	}
-	free(P.v);
-	P.v = NULL;
-	P.n = 0;
 }
 
-int nspool_take(struct ns_pair *ret)
+/* One of the stock, or one made now. */
+static int take(int kind)
 {
-	bool got = false;
+	int fd = -1;
 
 	pthread_mutex_lock(&P.lock);
-	if (P.n > 0) {
-		*ret = P.v[--P.n];
-		got = true;
-	}
+	if (P.n[kind] > 0)
+		fd = P.v[kind][--P.n[kind]];
 	pthread_cond_signal(&P.wake);
 	pthread_mutex_unlock(&P.lock);
-	return got ? 0 : make_pair(ret);
+	return fd >= 0 ? fd : make(kind);
+}
+
+int nspool_take(bool netns, struct ns_pair *ret)
+{
+	int u = take(USERNS), n = -EBADF;
+
+	if (u < 0)
+		return u;
+	if (netns) {
+		n = take(NETNS);
+		if (n < 0) {
+			safe_close(u);
+			return n;
+		}
+	}
+	*ret = (struct ns_pair){ .userns = u, .netns = n };
+	return 0;
 }

@@ -470,7 +470,7 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		snprintf(err, SPEC_ERR_MAX, "attaching the network allowlist: %s", strerror(-r));
 		goto fail_log;
 	}
-	r = nspool_take(&ns);
+	r = nspool_take(spec->net.mode != NET_MODE_HOST, &ns);
 	if (r < 0) {
 		snprintf(err, SPEC_ERR_MAX, "making the sandbox's namespaces: %s", strerror(-r));
 		goto fail_log;
@@ -501,10 +501,10 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		.netns_fd = ns.netns,
 		.host_network = spec->net.mode == NET_MODE_HOST,
 		.resolv_conf = spec->net.resolv_conf,
+		.zygote_fd = d->zygotes[l->idx],
 	};
 	r = s->backend->start(&cfg, &res);
 	/* The child has its own copies, or there is no child. */
-		.zygote_fd = d->zygotes[l->idx],
 	safe_close(ns.userns);
 	safe_close(ns.netns);
 	if (r < 0) {
