@@ -34,7 +34,7 @@ const struct mode modes[N_MODES] = {
 	{ "seq_netns", 1, true },  { "c2_netns", 2, true },  { "c8_netns", 8, true },
 };
 
-struct cr_options opt = { .duration_s = 3, .warmup = 2, .poll_us = 1000 };
+struct cr_options opt = { .duration_s = 3, .warmup = 2 };
 struct cell cells[_RT_MAX][N_MODES];
 const char *rt_skip[_RT_MAX];
 char load_before[32], load_after[32];
@@ -52,7 +52,7 @@ struct worker {
 	struct run *run;
 	struct warren_client *client;
 	struct samples cycle, running, exited, exited_daemon;
-	unsigned long n, errors, polls;
+	unsigned long n, errors;
 	pthread_t thread;
 };
 
@@ -97,21 +97,26 @@ static int warren_get_json(struct worker *w, const char *method, const char *pat
 	return 0;
 }
 
-/* create -> 201 (running) -> poll GET until "exited" -> DELETE. The 201 comes once
+/* create -> 201 (running) -> POST .../wait answered (exited) -> DELETE. The 201 comes once
  * warren-init has exec'd (the create is synchronous), so create->running is the response
- * time. There is no event stream yet: the exit is observed by polling every poll_us, and the
- * daemon's own created_at->exited_at is kept beside it. */
+ * time; the wait is answered when warrend reaps the init, so create->exited is when the
+ * exit is observed, without polling. The daemon's own created_at->exited_at is kept beside
+ * it. Without a network namespace (seq, c2, c8) the sandbox uses the host's network (mode
+ * host), as the peers do in those modes. */
 static int warren_once(struct worker *w, bool record)
 {
 	char id[64], *path = NULL;
 	json_t *o = NULL, *body;
 	double created_at, exited_at = NAN;
 	uint64_t t0, t1, t2, t3;
-	unsigned long polls = 0;
-	int r;
+	int r, code;
 
 	t0 = now_ns();
-	body = json_pack("{s:s,s:[s]}", "image", "base", "cmd", "/bin/true");
+	if (w->run->m->netns)
+		body = json_pack("{s:s,s:[s]}", "image", "base", "cmd", "/bin/true");
+	else
+		body = json_pack("{s:s,s:[s],s:{s:s}}", "image", "base", "cmd", "/bin/true",
+				 "network", "mode", "host");
 	r = warren_get_json(w, "POST", "/v1/sandboxes", body, &o);
 	t1 = now_ns();
 	if (r < 0)
@@ -127,41 +132,19 @@ static int warren_once(struct worker *w, bool record)
 	if (r < 0)
 		return r;
 
-	for (;;) {
-		const char *state;
-
-		if (now_ns() - t0 > 30ull * 1000000000ull) {
-			report_error(w->run, "sandbox %s did not exit within 30 s", id);
-			r = -ETIMEDOUT;
-			break;
-		}
-		sleep_us(opt.poll_us);
-		polls++;
-		r = warren_get_json(w, "GET", path, NULL, &o);
-		if (r < 0)
-			break;
-		state = json_string_value(json_object_get(o, "state"));
-		if (state && strcmp(state, "exited") == 0) {
-			json_int_t code = json_integer_value(json_object_get(o, "exit_code"));
-
-			exited_at = json_number_value(json_object_get(o, "exited_at"));
-			json_decref(o);
-			if (code != 0) {
-				char what[32];
-
-				snprintf(what, sizeof(what), "%lld", (long long)code);
-				report_error(w->run, "/bin/true exited with code %s", what);
-				r = -EIO;
-			}
-			break;
-		}
-		if (!state || strcmp(state, "running") != 0) {
-			report_error(w->run, "unexpected state '%s'", state ?: "(none)");
-			json_decref(o);
-			r = -EPROTO;
-			break;
-		}
+	r = warren_wait(w->client, id, &code, &o);
+	if (r < 0) {
+		report_error(w->run, "%s", warren_error_message(w->client));
+	} else {
+		exited_at = json_number_value(json_object_get(o, "exited_at"));
 		json_decref(o);
+		if (code != 0) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "%d", code);
+			report_error(w->run, "/bin/true exited with code %s", what);
+			r = -EIO;
+		}
 	}
 	t2 = now_ns();
 	/* Delete even after a failure: the run must not leave sandboxes behind. */
@@ -178,7 +161,6 @@ static int warren_once(struct worker *w, bool record)
 	if (created_at > 0 && exited_at > 0)
 		samples_add(&w->exited_daemon, (exited_at - created_at) * 1000.0);
 	samples_add(&w->cycle, ns_to_ms(t3 - t0));
-	w->polls += polls;
 	return 0;
 }
 
@@ -307,7 +289,6 @@ static int run_cell(enum runtime rt, int mi, struct cell *cell)
 	for (int i = 0; i < m->conc; i++) {
 		cell->n += ws[i].n;
 		cell->errors += ws[i].errors;
-		cell->polls += ws[i].polls;
 		samples_merge(&cell->cycle, &ws[i].cycle);
 		samples_merge(&cell->running, &ws[i].running);
 		samples_merge(&cell->exited, &ws[i].exited);
@@ -347,8 +328,6 @@ static void usage(FILE *f)
 		"                       (default all)\n"
 		"      --warmup N       uncounted sandboxes per worker before each cell\n"
 		"                       (default 2)\n"
-		"      --poll-us US     interval between the GETs that watch for the exit\n"
-		"                       (default 1000)\n"
 		"      --json           print one JSON object instead of the tables\n"
 		"      --warrend PATH   the warrend to drive (default %s/warrend)\n"
 		"      --image PATH     base.erofs (default %s/tests/images/base.erofs)\n"
@@ -380,7 +359,7 @@ static int parse_list(const char *arg, const char *const *names, int n, bool *wa
 
 static int parse_args(int argc, char **argv)
 {
-	enum { O_WARMUP = 256, O_POLL };
+	enum { O_WARMUP = 256 };
 	static const struct option opts[] = {
 		{ "duration", required_argument, NULL, 'd' },
 		{ "count", required_argument, NULL, 'n' },
@@ -388,7 +367,6 @@ static int parse_args(int argc, char **argv)
 		{ "runtimes", required_argument, NULL, 'r' },
 		{ "modes", required_argument, NULL, 'm' },
 		{ "warmup", required_argument, NULL, O_WARMUP },
-		{ "poll-us", required_argument, NULL, O_POLL },
 		BENCH_COMMON_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -431,11 +409,6 @@ static int parse_args(int argc, char **argv)
 				return -EINVAL;
 			opt.warmup = (unsigned)v;
 			break;
-		case O_POLL:
-			if (parse_uint_arg("--poll-us", optarg, 1000000, &v) < 0 || v == 0)
-				return -EINVAL;
-			opt.poll_us = (unsigned)v;
-			break;
 		default:
 			if (bench_common_option(c, optarg, &opt.json, &opt.warrend, &opt.image,
 						usage) < 0)
@@ -457,22 +430,16 @@ static void cleanup(void)
 	bench_env_cleanup(&env);
 }
 
-/* Cells whose figures are another mode's: warren always makes a network namespace, and the
- * bare floor makes no namespace at all. Measured once, shown under both labels. */
+/* Cells whose figures are another mode's: the bare floor makes no namespace at all, so its
+ * _netns modes are its plain ones. Measured once, shown under both labels. */
 static bool copy_cell(enum runtime rt, int mi)
 {
 	int twin = twin_mode(mi);
-	bool copy_netns = rt == RT_WARREN && !modes[mi].netns;
-	bool copy_plain = rt == RT_BARE && modes[mi].netns;
 
-	if (!copy_netns && !copy_plain)
+	if (rt != RT_BARE || !modes[mi].netns)
 		return false;
-	if (rt == RT_WARREN)
-		cells[rt][mi].note = "warren always creates a network namespace per sandbox: its "
-				     "no-netns modes show the netns measurement";
-	else
-		cells[rt][mi].note = "the bare floor makes no namespace at all: its _netns modes "
-				     "show the plain measurement";
+	cells[rt][mi].note = "the bare floor makes no namespace at all: its _netns modes "
+			     "show the plain measurement";
 	/* Skipped when its twin is measured; when the twin is not selected, this one is
 	 * measured instead (it is the same thing) and keeps the note. */
 	return twin >= 0 && opt.want_mode[twin];
@@ -554,7 +521,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (opt.want_rt[RT_WARREN]) {
-		r = bench_daemon_start(&daemon_, &env, NULL);
+		/* The no-netns modes ask for network mode host: the peers' "no network namespace"
+		 * is the host's network too. */
+		static const char *const extra[] = { "--allow-host-network", NULL };
+
+		r = bench_daemon_start(&daemon_, &env, extra);
 		if (r < 0)
 			goto out;
 		fprintf(stderr, "create-rate: warrend pid %d on %s\n", (int)daemon_.pid,

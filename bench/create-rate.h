@@ -39,7 +39,6 @@ struct cell {
 	unsigned long n, errors;
 	double seconds;
 	struct samples cycle, running, exited, exited_daemon;
-	unsigned long polls;
 	double machine_cpu_s, daemon_cpu_s, daemon_children_cpu_s;
 };
 
@@ -47,7 +46,6 @@ struct cr_options {
 	double duration_s;
 	unsigned long count;        /* per cell; 0: run for duration_s */
 	unsigned warmup;            /* uncounted sandboxes per worker before each cell */
-	unsigned poll_us;
 	bool json;
 	bool want_rt[_RT_MAX];
 	bool want_mode[N_MODES];

@@ -14,7 +14,7 @@
 static const char *const command_names[_CLI_COMMAND_MAX] = {
 	[CLI_RUN] = "run",   [CLI_PS] = "ps",     [CLI_INSPECT] = "inspect", [CLI_EXEC] = "exec",
 	[CLI_LOGS] = "logs", [CLI_KILL] = "kill", [CLI_RM] = "rm",           [CLI_INFO] = "info",
-	[CLI_DENIALS] = "denials",
+	[CLI_DENIALS] = "denials", [CLI_WAIT] = "wait",
 };
 
 const char *cli_command_to_string(enum cli_command c)
@@ -41,6 +41,7 @@ static const char usage_main[] =
 	"  inspect  show one sandbox\n"
 	"  exec     run a command in a running sandbox, streaming its output\n"
 	"  logs     print a sandbox's console log\n"
+	"  wait     wait until a sandbox has exited; print its exit code\n"
 	"  kill     send a signal to a sandbox\n"
 	"  rm       delete sandboxes\n"
 	"  info     describe the node: tiers, cgroups, LSMs, KVM, io_uring, images\n"
@@ -54,7 +55,7 @@ static const char usage_main[] =
 	"\n"
 	"Sizes take K, M, G, T suffixes (powers of 1024): 256M, 1G, 1.5G.\n"
 	"Exit status: 0 on success, 1 when the daemon or the connection failed, 2 on a usage\n"
-	"error; `exec` and `run --wait` exit with the command's own code.\n";
+	"error; `exec`, `run --wait` and `wait` exit with the command's own code.\n";
 
 static const char *const usages[_CLI_COMMAND_MAX] = {
 	[CLI_RUN] =
@@ -110,6 +111,15 @@ static const char *const usages[_CLI_COMMAND_MAX] = {
 		"Print a sandbox's console log (its command's stdout and stderr, interleaved).\n"
 		"\n"
 		"  -f, --follow        keep printing until the sandbox exits\n"
+		"      --socket PATH   the daemon's socket\n",
+	[CLI_WAIT] =
+		"Usage: warren wait [--json] ID\n"
+		"\n"
+		"Wait until the sandbox has exited (at once if it has), print its exit code and\n"
+		"exit with it: the command's code, or 128 + N when signal N killed it (137 for a\n"
+		"sandbox deleted while it ran). Any number of clients may wait on one sandbox.\n"
+		"\n"
+		"      --json          print the exited sandbox's JSON object instead of the code\n"
 		"      --socket PATH   the daemon's socket\n",
 	[CLI_KILL] =
 		"Usage: warren kill [-s SIGNAL] ID...\n"
@@ -227,6 +237,7 @@ static const struct {
 	[CLI_RM] = { ":hf", opts_rm, 1, -1 },
 	[CLI_INFO] = { ":h", opts_json, 0, 0 },
 	[CLI_DENIALS] = { ":hn:", opts_denials, 0, 0 },
+	[CLI_WAIT] = { ":h", opts_json, 1, 1 },
 };
 
 _printf_(2, 3) static int parse_fail(struct cli_opts *o, const char *fmt, ...)

@@ -17,6 +17,7 @@ enum cli_command {
 	CLI_RM,
 	CLI_INFO,
 	CLI_DENIALS,
+	CLI_WAIT,
 	_CLI_COMMAND_MAX,
 	_CLI_COMMAND_NONE = -1, /* `warren --help`, `warren --version` */
 };

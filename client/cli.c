@@ -183,7 +183,7 @@ static int cmd_run(struct warren_client *c, struct cli_opts *o)
 	_cleanup_(warren_response_done) struct warren_response resp = {};
 	_cleanup_free_ char *path = NULL;
 	const char *id;
-	int r;
+	int r, code;
 
 	r = warren_request(c, "POST", "/v1/sandboxes", o->body, &resp);
 	if (r < 0)
@@ -198,40 +198,38 @@ static int cmd_run(struct warren_client *c, struct cli_opts *o)
 	if (!o->wait)
 		return 0;
 
-	/* The log streams until the command exits; then the sandbox object has its code. */
+	/* The log streams until the command exits; the wait then gives its code (the log may
+	 * end a moment before the daemon has reaped the command). */
 	r = warren_logs(c, id, true, write_stdout, NULL);
 	if (r < 0)
 		return fail(c);
-	r = warren_sandbox_path(id, NULL, &path);
-	if (r < 0)
-		return fail_msg("invalid sandbox id '%s'", id);
-	for (int tries = 0;; tries++) {
-		_cleanup_(warren_response_done) struct warren_response sb = {};
-		const char *state;
-		json_t *code;
-
-		r = warren_request(c, "GET", path, NULL, &sb);
-		if (r < 0)
-			return fail(c);
-		state = str_or(json_object_get(sb.json, "state"), "");
-		code = json_object_get(sb.json, "exit_code");
-		if (strcmp(state, "exited") == 0 || strcmp(state, "failed") == 0) {
-			r = json_is_integer(code) ? (int)json_integer_value(code) : 1;
-			break;
-		}
-		/* The log ends a moment before the daemon records the exit. */
-		if (tries >= 100)
-			return fail_msg("sandbox %s: log ended but its state is still '%s'", id,
-					state);
-		usleep(50 * 1000);
-	}
+	if (warren_wait(c, id, &code, NULL) < 0)
+		return fail(c);
 	if (o->remove) {
 		_cleanup_(warren_response_done) struct warren_response del = {};
 
+		r = warren_sandbox_path(id, NULL, &path);
+		if (r < 0)
+			return fail_msg("invalid sandbox id '%s'", id);
 		if (warren_request(c, "DELETE", path, NULL, &del) < 0)
 			fail(c);
 	}
-	return r;
+	return code;
+}
+
+static int cmd_wait(struct warren_client *c, struct cli_opts *o)
+{
+	_cleanup_(json_decrefp) json_t *sb = NULL;
+	int code;
+
+	if (warren_wait(c, o->args[0], &code, &sb) < 0)
+		return fail(c);
+	if (o->json)
+		print_json(sb);
+	else
+		printf("%d\n", code);
+	/* A code outside 0..255 (none of the command's own) cannot be an exit status. */
+	return code >= 0 && code <= 255 ? code : 1;
 }
 
 static int cmd_ps(struct warren_client *c, struct cli_opts *o)
@@ -636,7 +634,7 @@ static int (*const commands[_CLI_COMMAND_MAX])(struct warren_client *c, struct c
 	[CLI_RUN] = cmd_run,   [CLI_PS] = cmd_ps,     [CLI_INSPECT] = cmd_inspect,
 	[CLI_EXEC] = cmd_exec, [CLI_LOGS] = cmd_logs, [CLI_KILL] = cmd_kill,
 	[CLI_RM] = cmd_rm,     [CLI_INFO] = cmd_info,
-	[CLI_DENIALS] = cmd_denials,
+	[CLI_DENIALS] = cmd_denials, [CLI_WAIT] = cmd_wait,
 };
 
 int main(int argc, char **argv)

@@ -491,3 +491,32 @@ int warren_sandbox_path(const char *id, const char *suffix, char **ret)
 	*ret = s;
 	return 0;
 }
+
+int warren_wait(struct warren_client *c, const char *id, int *ret_exit_code,
+		json_t **ret_sandbox)
+{
+	_cleanup_(warren_response_done) struct warren_response resp = {};
+	_cleanup_free_ char *path = NULL;
+	const char *state;
+	json_t *code;
+	int r;
+
+	r = warren_sandbox_path(id, "/wait", &path);
+	if (r < 0)
+		return client_fail(c, r, "invalid sandbox id '%s'", id);
+	/* No body: the daemon answers once the sandbox has exited, however long that takes. */
+	r = warren_request(c, "POST", path, NULL, &resp);
+	if (r < 0)
+		return r;
+	state = json_string_value(json_object_get(resp.json, "state"));
+	code = json_object_get(resp.json, "exit_code");
+	if (!state || strcmp(state, "exited") != 0 || !json_is_integer(code))
+		return client_fail(c, -EPROTO,
+				   "warrend answered the wait for %s without an exit (state '%s')",
+				   id, state ? state : "(none)");
+	if (ret_sandbox)
+		*ret_sandbox = json_incref(resp.json);
+	if (ret_exit_code)
+		*ret_exit_code = (int)json_integer_value(code);
+	return 0;
+}

@@ -84,6 +84,13 @@ struct warren_exec_result {
 int warren_exec(struct warren_client *c, const char *id, json_t *req,
 		const struct warren_exec_ops *ops, void *userdata, struct warren_exec_result *ret);
 
+/* POST /v1/sandboxes/{id}/wait: blocks until the sandbox has exited (returns at once if it
+ * has), then gives its exit code (the command's, or 128 + N when signal N killed it; a
+ * sandbox deleted while running was killed: 137) and, if ret_sandbox is not NULL, its object
+ * as GET shows it (owned by the caller). An answer without an exit is -EPROTO. */
+int warren_wait(struct warren_client *c, const char *id, int *ret_exit_code,
+		json_t **ret_sandbox);
+
 /* GET /v1/sandboxes/{id}/logs[?follow=1], each piece to fn. */
 int warren_logs(struct warren_client *c, const char *id, bool follow, warren_data_fn fn,
 		void *userdata);

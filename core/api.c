@@ -10,6 +10,7 @@
 #include "log.h"
 #include "network.h"
 #include "sandbox.h"
+#include "sandbox-wait.h"
 #include "spec.h"
 
 
@@ -22,6 +23,7 @@ enum route {
 	ROUTE_SANDBOX_LOGS,
 	ROUTE_SANDBOX_SIGNAL,
 	ROUTE_SANDBOX_NETWORK,
+	ROUTE_SANDBOX_WAIT,
 	ROUTE_DENIALS,
 	ROUTE_METRICS,
 };
@@ -61,6 +63,8 @@ static enum route route_of(const char *path, char id[ID_ARG_MAX + 1])
 		return ROUTE_SANDBOX_SIGNAL;
 	if (strcmp(rest, "/network") == 0)
 		return ROUTE_SANDBOX_NETWORK;
+	if (strcmp(rest, "/wait") == 0)
+		return ROUTE_SANDBOX_WAIT;
 	return ROUTE_NONE;
 }
 
@@ -121,6 +125,7 @@ static bool method_ok(enum route r, enum http_method m)
 		return m == HTTP_GET || m == HTTP_DELETE;
 	case ROUTE_SANDBOX_EXEC:
 	case ROUTE_SANDBOX_SIGNAL:
+	case ROUTE_SANDBOX_WAIT:
 		return m == HTTP_POST;
 	case ROUTE_SANDBOX_LOGS:
 		return m == HTTP_GET;
@@ -131,6 +136,17 @@ static bool method_ok(enum route r, enum http_method m)
 	}
 }
 
+/* A wait takes no parameters: an empty body or {}. Anything else is refused rather than
+ * ignored, so that a field added later cannot be mistaken for one that works now. */
+static int wait_body_check(json_t *body, char err[SPEC_ERR_MAX])
+{
+	if (!json_is_object(body) || json_object_size(body) > 0) {
+		snprintf(err, SPEC_ERR_MAX, "wait takes no fields: send an empty body or {}");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Validates the body of a request that has one; pure. */
 static int validate_body(enum route r, const struct http_request *req, char err[SPEC_ERR_MAX])
 {
@@ -138,7 +154,7 @@ static int validate_body(enum route r, const struct http_request *req, char err[
 	int ret = 0;
 
 	if (!(r == ROUTE_SANDBOXES && req->method == HTTP_POST) && r != ROUTE_SANDBOX_EXEC &&
-	    r != ROUTE_SANDBOX_SIGNAL && r != ROUTE_SANDBOX_NETWORK)
+	    r != ROUTE_SANDBOX_SIGNAL && r != ROUTE_SANDBOX_NETWORK && r != ROUTE_SANDBOX_WAIT)
 		return 0;
 	body = body_json(req, err);
 	if (!body)
@@ -161,6 +177,8 @@ static int validate_body(enum route r, const struct http_request *req, char err[
 		ret = net_spec_parse(body, &n, err);
 		if (ret >= 0)
 			net_spec_done(&n);
+	} else if (r == ROUTE_SANDBOX_WAIT) {
+		ret = wait_body_check(body, err);
 	}
 	return ret;
 }
@@ -384,6 +402,18 @@ static void handle_network(struct conn *c, struct sandbox *s, json_t *body)
 	conn_respond_json(c, 200, sandbox_to_json(s));
 }
 
+/* Answered once the sandbox has exited: by sandbox-wait.c, on this (the owner's) loop. */
+static void handle_wait(struct conn *c, struct sandbox *s, json_t *body)
+{
+	char err[SPEC_ERR_MAX] = "";
+
+	if (wait_body_check(body, err) < 0) {
+		conn_respond_error(c, 400, "bad_request", "%s", err);
+		return;
+	}
+	sandbox_wait(s, c);
+}
+
 static void handle_sandbox(struct conn *c, enum route r, const char *id, json_t *body)
 {
 	struct loop *owner = strlen(id) == SANDBOX_ID_LEN ? loop_for_id(c->loop->d, id) : NULL;
@@ -417,6 +447,9 @@ static void handle_sandbox(struct conn *c, enum route r, const char *id, json_t 
 		break;
 	case ROUTE_SANDBOX_NETWORK:
 		handle_network(c, s, body);
+		break;
+	case ROUTE_SANDBOX_WAIT:
+		handle_wait(c, s, body);
 		break;
 	default:
 		assert(false);

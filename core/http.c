@@ -61,7 +61,7 @@ static void request_reset(struct conn *c)
 	memset(&c->req, 0, sizeof(c->req));
 	c->hdr_name_len = 0;
 	c->hdr_expect = c->expect_continue = c->req_done = c->too_large = false;
-	c->responding = c->chunked = false;
+	c->responding = c->chunked = c->watching = false;
 	c->hops = 0;
 	c->req_start = 0;
 	json_decref(c->scratch);
@@ -152,8 +152,9 @@ static void on_hup(struct loop *l, struct io_op *op, int res, uint32_t flags)
 		conn_maybe_free(c);
 		return;
 	}
-	if (c->responding) {
-		/* The client went away in the middle of a stream: stop its command. */
+	if (c->responding || c->watching) {
+		/* The client went away in the middle of a stream, or while its request waited:
+		 * stop what serves it (on_close). */
 		if (res > 0)
 			conn_kill(c);
 		return;
@@ -321,6 +322,12 @@ void conn_stream_begin(struct conn *c, int status, const char *content_type)
 	conn_queue(c, head, n, NULL, 0, NULL, 0);
 	conn_flush(c);
 	/* Streams can be silent for long; POLLRDHUP tells that the client is gone. */
+	io_uring_prep_poll_add(loop_sqe(c->loop, &c->hup_op), c->fd, POLLRDHUP);
+}
+
+void conn_watch_hangup(struct conn *c)
+{
+	c->watching = true;
 	io_uring_prep_poll_add(loop_sqe(c->loop, &c->hup_op), c->fd, POLLRDHUP);
 }
 

@@ -49,6 +49,7 @@ struct conn {
 	size_t out_off;
 	bool chunked;             /* streaming a chunked response */
 	bool responding;          /* a response has begun; the request is being answered */
+	bool watching;            /* conn_watch_hangup() before any response */
 	bool close_after;
 	bool dead;
 
@@ -79,6 +80,9 @@ void conn_respond_error(struct conn *c, int status, const char *code, const char
 void conn_stream_begin(struct conn *c, int status, const char *content_type);
 void conn_stream_chunk(struct conn *c, const void *data, size_t len);
 void conn_stream_end(struct conn *c);
+/* For a request whose answer may take long (it waits for an event): should the client hang
+ * up before the answer begins, the conn is killed, on_close first. */
+void conn_watch_hangup(struct conn *c);
 /* Re-dispatches the current request on loop `to`, moving the connection there. */
 void conn_move(struct conn *c, struct loop *to);
 

@@ -14,6 +14,7 @@
 #include "nspool.h"
 #include "peer.h"
 #include "sandbox.h"
+#include "sandbox-wait.h"
 #include "syscall.h"
 
 #define TABLE_BUCKETS 4096
@@ -245,6 +246,7 @@ static void sandbox_remove_step(struct sandbox *s)
 		unlink(s->log_old_path);
 	table_remove(s);
 	atomic_fetch_sub(&s->loop->d->n_sandboxes, 1);
+	sandbox_wait_answer(s); /* none are left by now: the exit answered them */
 	sandbox_set_state(s, SANDBOX_REMOVED);
 	answer_deleters(s);
 	sandbox_maybe_free(s);
@@ -264,6 +266,7 @@ static void on_exit_waited(struct loop *l, struct io_op *op, int res, uint32_t f
 	s->pid = 0;
 	if (s->state != SANDBOX_EXITED)
 		sandbox_set_state(s, SANDBOX_EXITED);
+	sandbox_wait_answer(s);
 	/* Removal may free s: it is the last thing done with it here. */
 	if (s->removing)
 		sandbox_remove_step(s);

@@ -79,6 +79,8 @@ struct sandbox {
 	struct net_veth veth;
 	bool has_veth;
 
+	struct sandbox_waiter *waiters; /* POST .../wait requests; sandbox-wait.c */
+
 	/* removal: conns waiting for DELETE to finish */
 	struct conn **deleters;
 	unsigned n_deleters;

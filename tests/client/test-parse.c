@@ -198,6 +198,8 @@ Test(args, usage_errors_say_what_is_wrong)
 		{ { "warren", "run", "--wait", NULL }, "--wait needs a command" },
 		{ { "warren", "run", "--rm", "true", NULL }, "--rm needs --wait" },
 		{ { "warren", "rm", NULL }, "rm: missing sandbox ID" },
+		{ { "warren", "wait", NULL }, "wait: missing sandbox ID" },
+		{ { "warren", "wait", "a", "b", NULL }, "wait: unexpected argument 'b'" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -253,6 +255,15 @@ Test(args, small_commands)
 
 	cr_assert_eq(parse(&o, version), 0, "%s", o.error);
 	cr_assert(o.version);
+	cli_opts_done(&o);
+
+	char *wait[] = { "warren", "wait", "--json", "a", NULL };
+
+	cr_assert_eq(parse(&o, wait), 0, "%s", o.error);
+	cr_assert_eq(o.command, CLI_WAIT);
+	cr_assert(o.json);
+	cr_assert_eq(o.n_args, 1);
+	cr_assert_str_eq(o.args[0], "a");
 	cli_opts_done(&o);
 }
 
