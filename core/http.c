@@ -113,15 +113,20 @@ static void conn_kill(struct conn *c)
 
 static void on_write(struct loop *l, struct io_op *op, int res, uint32_t flags);
 
+/* Sends what is queued, up to the next end-of-response marker, in one sendmsg: a response
+ * made of several chunks (a stream's last line and its terminator) reaches the client in one
+ * wake-up. */
 static void conn_flush(struct conn *c)
 {
-	struct io_uring_sqe *sqe;
+	unsigned n = 0;
 
 	if (c->write_op.busy || !c->out || c->dead)
 		return;
-	sqe = loop_sqe(c->loop, &c->write_op);
-	io_uring_prep_send(sqe, c->fd, c->out->data + c->out_off, c->out->len - c->out_off,
-			   MSG_NOSIGNAL);
+	for (struct out_chunk *o = c->out; o && o->len > 0 && n < CONN_OUT_IOV; o = o->next, n++)
+		c->out_iov[n] = (struct iovec){ .iov_base = o->data + (n ? 0 : c->out_off),
+						.iov_len = o->len - (n ? 0 : c->out_off) };
+	c->out_msg = (struct msghdr){ .msg_iov = c->out_iov, .msg_iovlen = n };
+	io_uring_prep_sendmsg(loop_sqe(c->loop, &c->write_op), c->fd, &c->out_msg, MSG_NOSIGNAL);
 }
 
 static void response_finished(struct conn *c)
@@ -171,27 +176,25 @@ static void on_write(struct loop *l, struct io_op *op, int res, uint32_t flags)
 		conn_kill(c);
 		return;
 	}
-	c->out_off += res;
-	if (c->out_off == c->out->len) {
+	/* res bytes went, across as many chunks. */
+	for (size_t left = res; left > 0 || (c->out && c->out->len == 0);) {
 		struct out_chunk *done = c->out;
+		size_t take = MIN(left, done->len - c->out_off);
+		bool end = done->len == 0; /* the marker that ends the response */
 
+		c->out_off += take;
+		left -= take;
+		if (!end && c->out_off < done->len)
+			break;
 		c->out = done->next;
 		if (!c->out)
 			c->out_last = NULL;
 		c->out_off = 0;
-		/* A zero-length marker chunk ends the response. */
-		if (c->out && c->out->len == 0) {
-			struct out_chunk *end = c->out;
-
-			c->out = end->next;
-			if (!c->out)
-				c->out_last = NULL;
-			free(end);
-			free(done);
+		free(done);
+		if (end) {
 			response_finished(c);
 			return;
 		}
-		free(done);
 	}
 	conn_flush(c);
 }

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "loop.h"
 #include "macro.h"
@@ -23,6 +24,8 @@ struct http_request {
 };
 
 struct out_chunk;
+
+#define CONN_OUT_IOV 16 /* chunks gathered into one send */
 
 /* One client connection. It lives on one loop at a time; a request about a sandbox owned by
  * another loop moves the connection there (conn_move) while no I/O is in flight on it. */
@@ -47,6 +50,8 @@ struct conn {
 
 	struct out_chunk *out, *out_last;
 	size_t out_off;
+	struct iovec out_iov[CONN_OUT_IOV]; /* the sendmsg in flight */
+	struct msghdr out_msg;
 	bool chunked;             /* streaming a chunked response */
 	bool responding;          /* a response has begun; the request is being answered */
 	bool watching;            /* conn_watch_hangup() before any response */
