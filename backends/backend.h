@@ -8,6 +8,7 @@
 
 #include "cgroup.h"
 
+struct msghdr;
 struct profile_seccomp;
 
 /* One isolation tier. The core prepares everything that needs allocation (paths, argv, the
@@ -52,31 +53,11 @@ struct spawn_config {
 	/* A spawn zygote's socket (container_zygote_start()): it clones the init instead of the
 	 * caller. 0 (the zero default) or less: the caller clones. */
 	int zygote_fd;
+	/* The listening end of the sandbox's exec channel (backend_ops.exec_listen()): its init
+	 * serves execs on it. The child keeps its own copy; the caller closes its one once start
+	 * returns. 0 (the zero default) or less: the sandbox takes no exec. */
+	int exec_fd;
 };
-
-struct exec_config {
-	int sandbox_pidfd;       /* pidfd of the sandbox's init: the namespaces to join */
-	const struct cg *cg;
-	int cgroup_fd;
-	char *const *argv;
-	char *const *envp;
-	const char *cwd;         /* NULL: "/" */
-	int stdin_fd, stdout_fd, stderr_fd;
-	uid_t uid_base;
-	/* The sandbox's own: the same profile as its spawn_config (the daemon keeps it). */
-	const struct profile_seccomp *seccomp_profile;
-	bool no_landlock;
-	const char *apparmor_profile;
-};
-
-struct spawn_result {
-	int pidfd;               /* owned by the caller; CLOEXEC */
-	pid_t pid;
-	int ready_fd;            /* start only: owned by the caller; see start_result() */
-};
-
-/* The exit status of a sandbox or an exec, as both report it through their waited-for
- * process: the command's exit code, or 128 + signal number if a signal killed it. */
 
 /* Why a start or an exec failed, for the caller's answer: the user's command or working
  * directory, or something on the node. */
@@ -85,6 +66,50 @@ enum exec_failure {
 	EXEC_FAILURE_CWD,     /* the working directory does not exist or is not one */
 	EXEC_FAILURE_NODE,
 };
+
+/* An exec runs in a running sandbox through its init, which is already as confined as any
+ * process of the sandbox (namespaces, cgroups, capabilities, seccomp, AppArmor): the init
+ * forks, the child takes a Landlock domain of its own and execs the command. */
+struct exec_config {
+	const char *socket_path; /* where the sandbox's exec channel listens (exec_listen()) */
+	char *const *argv;
+	char *const *envp;       /* NULL: empty */
+	const char *cwd;         /* NULL: "/" */
+	int stdin_fd, stdout_fd, stderr_fd; /* the caller's; the init gets copies */
+	/* As the sandbox's spawn_config.no_landlock: only tests set it. */
+	bool no_landlock;
+};
+
+/* What a sandbox's init says about one exec, decoded by exec_event() from bytes the sandbox
+ * may control: every value is checked, so a lying init can only misreport its own exec. */
+enum exec_event_type {
+	EXEC_EVENT_PID,     /* the command's process, as the kernel names its sender */
+	EXEC_EVENT_STARTED, /* it exec'd */
+	EXEC_EVENT_FAILED,  /* it could not: err, failure */
+	EXEC_EVENT_EXITED,  /* exit_code */
+	_EXEC_EVENT_MAX,
+};
+
+struct exec_event {
+	enum exec_event_type type;
+	pid_t pid;                 /* PID: in the caller's pid namespace, > 0 */
+	int err;                   /* FAILED: a negative errno */
+	enum exec_failure failure; /* FAILED */
+	int exit_code;             /* EXITED: 0..255 (128 + N: signal N) */
+};
+
+/* The receive buffers for one message of the exec channel: data and control (ancillary). */
+#define EXEC_EVENT_DATA_MAX 64
+#define EXEC_EVENT_CONTROL_MAX 64
+
+struct spawn_result {
+	int pidfd;               /* owned by the caller; CLOEXEC */
+	pid_t pid;
+	int ready_fd;            /* start only: owned by the caller; see start_result() */
+};
+
+/* The exit status of a sandbox or an exec: the command's exit code, or 128 + signal number if
+ * a signal killed it. */
 
 struct backend_ops {
 	const char *name;        /* tier name in the API: "container" */
@@ -99,9 +124,24 @@ struct backend_ops {
 	 * in which case it exits by itself and the caller reaps it through its pidfd. */
 	int (*start_result)(const char *id, const void *report, size_t len,
 			    enum exec_failure *ret_failure);
-	/* Starts a command inside a running sandbox: same namespaces, cgroup and seccomp. */
-	int (*exec)(const struct exec_config *c, struct spawn_result *ret,
-		    enum exec_failure *ret_failure);
+	/* The listening socket of a sandbox's exec channel, bound at path (in a directory that
+	 * only the daemon can reach), for spawn_config.exec_fd; CLOEXEC. The caller unlinks path
+	 * when the sandbox is removed. Loop thread. -errno. */
+	int (*exec_listen)(const char *path);
+	/* Starts a command inside a running sandbox (its namespaces, cgroups and profiles):
+	 * connects to its exec channel and sends the request, without blocking. Returns the
+	 * connected socket (CLOEXEC, non-blocking; the caller owns it), on which the init answers
+	 * with one message per event, each to be received whole with its ancillary data and
+	 * decoded by exec_event(): PID, then STARTED or FAILED, then EXITED; EOF at the end. While
+	 * the command runs, shutting the socket down for writing (or closing it) kills it.
+	 * -errno: -EAGAIN if the init has too many execs pending, -ECONNREFUSED or -ENOENT if it
+	 * is gone. Loop thread. */
+	int (*exec)(const struct exec_config *c);
+	/* Decodes one received message (mh as recvmsg() filled it in, data and length): 0, or
+	 * -EPROTO for anything an honest init does not send. Closes any descriptor the message
+	 * carried. Any thread. */
+	int (*exec_event)(const struct msghdr *mh, const void *data, size_t len,
+			  struct exec_event *ret);
 };
 
 extern const struct backend_ops container_backend;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -10,6 +12,75 @@
 
 #define LOOP_SQ_ENTRIES 1024
 #define LOOP_CQ_ENTRIES 8192
+
+/* The kernel caps a registered file table at RLIMIT_NOFILE (the soft limit, checked when it is
+ * registered; warrend raised it to the hard limit at start-up) and at IORING_MAX_FIXED_FILES.
+ * Each ring has its own, so the loops together hold n_loops times that. The table costs the
+ * kernel 8 bytes a slot, this loop 4 (the free stack). */
+#define LOOP_FILES_MAX (1u << 20)
+
+static int loop_files_init(struct loop *l)
+{
+	struct rlimit rl;
+	unsigned n = 1024;
+	int r;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur < LOOP_FILES_MAX ? (unsigned)rl.rlim_cur : LOOP_FILES_MAX;
+	l->files_free = malloc(n * sizeof(*l->files_free));
+	if (!l->files_free)
+		return -ENOMEM;
+	r = io_uring_register_files_sparse(&l->ring, n);
+	if (r < 0) {
+		free(l->files_free);
+		l->files_free = NULL;
+		return log_errno(r, "loop %u: registering a file table of %u (needs Linux 5.19)",
+				 l->idx, n);
+	}
+	/* Slot 0 on top: the lowest slots are used first. */
+	for (unsigned i = 0; i < n; i++)
+		l->files_free[i] = (int)(n - 1 - i);
+	l->n_files = l->n_files_free = n;
+	return 0;
+}
+
+int loop_file_install(struct loop *l, int fd)
+{
+	int slot, r;
+
+	if (!l->n_files_free) {
+		safe_close(fd);
+		return -ENFILE;
+	}
+	slot = l->files_free[l->n_files_free - 1];
+	r = io_uring_register_files_update(&l->ring, (unsigned)slot, &fd, 1);
+	/* The table holds its own reference now; the descriptor is not needed. */
+	safe_close(fd);
+	if (r < 0)
+		return r;
+	if (r != 1)
+		return -EIO;
+	l->n_files_free--;
+	return slot;
+}
+
+int loop_file_remove(struct loop *l, int slot)
+{
+	int none = -1, r;
+
+	if (slot < 0)
+		return -1;
+	/* An SQE in flight on the slot holds the file until it completes: removing it here can
+	 * neither free a file under the kernel nor hand the slot's next file to that SQE. */
+	r = io_uring_register_files_update(&l->ring, (unsigned)slot, &none, 1);
+	if (r < 0) {
+		/* Cannot happen for a slot we filled; leaking the slot is the safe answer. */
+		log_errno(r, "loop %u: emptying registered file %d", l->idx, slot);
+		return -1;
+	}
+	l->files_free[l->n_files_free++] = slot;
+	return -1;
+}
 
 int loop_init(struct loop *l, struct daemon *d, unsigned idx)
 {
@@ -25,12 +96,20 @@ int loop_init(struct loop *l, struct daemon *d, unsigned idx)
 	r = io_uring_queue_init_params(LOOP_SQ_ENTRIES, &l->ring, &p);
 	if (r < 0)
 		return log_errno(r, "io_uring setup for loop %u (needs Linux 6.1)", idx);
+	r = loop_files_init(l);
+	if (r < 0) {
+		io_uring_queue_exit(&l->ring);
+		return r;
+	}
 	return 0;
 }
 
 void loop_done(struct loop *l)
 {
 	io_uring_queue_exit(&l->ring);
+	free(l->files_free);
+	l->files_free = NULL;
+	l->n_files = l->n_files_free = 0;
 }
 
 static struct io_uring_sqe *get_sqe(struct loop *l)
@@ -82,13 +161,17 @@ void loop_cancel(struct loop *l, struct io_op *op)
 		io_uring_prep_cancel(loop_sqe_noop(l), op, IORING_ASYNC_CANCEL_ALL);
 }
 
-void loop_waitid(struct loop *l, struct io_op *op, int pidfd, siginfo_t *info)
+void loop_waitid_pid(struct loop *l, struct io_op *op, pid_t pid, siginfo_t *info)
 {
 	struct io_uring_sqe *sqe = loop_sqe(l, op);
 
-	/* FIELD-NOTES: fd = id, len = idtype, file_index = options, addr2 = siginfo. */
-	io_uring_prep_rw(WARREN_IORING_OP_WAITID, sqe, pidfd, NULL, P_PIDFD, 0);
-	sqe->file_index = WEXITED;
+	/* WNOWAIT: with a plain WEXITED the kernel would reap the child (and free its pid for
+	 * reuse) inside io_uring_enter, before this loop sees the completion, so a kill(pid)
+	 * made meanwhile by an earlier completion of the same batch could reach another
+	 * process. Left a zombie, the pid stays the child's until the caller reaps it.
+	 * FIELD-NOTES: fd = id, len = idtype, file_index = options, addr2 = siginfo. */
+	io_uring_prep_rw(WARREN_IORING_OP_WAITID, sqe, (int)pid, NULL, P_PID, 0);
+	sqe->file_index = WEXITED | WNOWAIT;
 	sqe->addr2 = (uint64_t)(uintptr_t)info;
 }
 

@@ -42,6 +42,13 @@ struct loop {
 	unsigned n_conns;
 	struct io_op accept_op;
 	struct io_op stop_op;            /* a MSG_RING from loop 0 asks this loop to stop */
+
+	/* The ring's registered (direct) file table: long-lived descriptors that only this loop
+	 * reads or writes (a sandbox's log pipe) live here instead of in the process's fd table,
+	 * which RLIMIT_NOFILE caps for the whole daemon. Each ring has a table of its own. */
+	unsigned n_files;                /* its size: RLIMIT_NOFILE at loop start */
+	int *files_free;                 /* a stack of the free slots */
+	unsigned n_files_free;
 };
 
 static inline void io_op_init(struct io_op *op, io_op_fn fn)
@@ -72,8 +79,19 @@ void loop_timer(struct loop *l, struct io_op *op, struct __kernel_timespec *ts, 
 /* Asks the kernel to cancel every SQE in flight for op. */
 void loop_cancel(struct loop *l, struct io_op *op);
 
-/* IORING_OP_WAITID on a pidfd (Linux 6.7); info receives the child's siginfo. */
-void loop_waitid(struct loop *l, struct io_op *op, int pidfd, siginfo_t *info);
+/* IORING_OP_WAITID (Linux 6.7)(P_PID, pid, WEXITED | WNOWAIT): completes once the child pid has exited,
+ * with its siginfo in info, and leaves it a zombie, so that its pid stays reserved until the
+ * caller reaps it (waitid(P_PID, pid, WEXITED | WNOHANG)) on this loop's thread. pid must be
+ * a child of the daemon that nothing else reaps. */
+void loop_waitid_pid(struct loop *l, struct io_op *op, pid_t pid, siginfo_t *info);
+
+/* Moves fd into a free slot of the ring's registered file table and closes fd (in every
+ * case). Returns the slot, for SQEs with IOSQE_FIXED_FILE, or -ENFILE if the table is full.
+ * Loop thread (SINGLE_ISSUER: io_uring_register is the submitter's). */
+int loop_file_install(struct loop *l, int fd);
+/* Empties the slot (the file is closed once no SQE in flight still holds it); slot < 0 is a
+ * no-op. Returns -1, the "no slot" value. Loop thread. */
+int loop_file_remove(struct loop *l, int slot);
 
 /* The loop that owns a sandbox id (ids start with the loop index as two hex digits). */
 struct loop *loop_for_id(struct daemon *d, const char *id);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -24,6 +27,9 @@ struct follower {
 static void on_log_read(struct loop *l, struct io_op *op, int res, uint32_t flags);
 static void on_log_write(struct loop *l, struct io_op *op, int res, uint32_t flags);
 
+/* The file is made when the first bytes arrive (log_file_open()), not here: most sandboxes
+ * idle, and an idle one keeps no descriptor (struct sandbox). Until then GET logs finds no file,
+ * which reads as empty. */
 int sandbox_log_open(struct sandbox *s)
 {
 	struct daemon *d = s->loop->d;
@@ -34,17 +40,15 @@ int sandbox_log_open(struct sandbox *s)
 	s->log_buf = malloc(LOG_BUF_SIZE);
 	if (!s->log_buf)
 		return -ENOMEM;
-	s->log_fd = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (s->log_fd < 0)
-		return -errno;
 	io_op_init(&s->log_read_op, on_log_read);
 	io_op_init(&s->log_write_op, on_log_write);
 	return 0;
 }
 
+/* Loop thread: the pipe's slot is in this loop's ring. */
 void sandbox_log_close(struct sandbox *s)
 {
-	s->log_pipe = safe_close(s->log_pipe);
+	s->log_slot = loop_file_remove(s->loop, s->log_slot);
 	s->log_fd = safe_close(s->log_fd);
 	free(s->log_buf);
 	free(s->log_path);
@@ -54,8 +58,10 @@ void sandbox_log_close(struct sandbox *s)
 
 static void log_read_next(struct sandbox *s)
 {
-	io_uring_prep_read(loop_sqe(s->loop, &s->log_read_op), s->log_pipe, s->log_buf,
-			   LOG_BUF_SIZE, 0);
+	struct io_uring_sqe *sqe = loop_sqe(s->loop, &s->log_read_op);
+
+	io_uring_prep_read(sqe, s->log_slot, s->log_buf, LOG_BUF_SIZE, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
 }
 
 void sandbox_log_start(struct sandbox *s)
@@ -79,25 +85,30 @@ static void followers_end(struct sandbox *s)
 static void log_eof(struct sandbox *s)
 {
 	s->log_eof = true;
-	s->log_pipe = safe_close(s->log_pipe);
+	s->log_slot = loop_file_remove(s->loop, s->log_slot);
 	followers_end(s);
 	sandbox_maybe_free(s);
 }
 
-/* Keeps at most log_bytes on disk: when the current half is full it becomes the old half. */
-static int log_rotate(struct sandbox *s)
+/* A new, empty current file: the first one, or after a rotation. */
+static int log_file_open(struct sandbox *s)
 {
-	int fd;
+	int fd = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 
-	if (rename(s->log_path, s->log_old_path) < 0)
-		return -errno;
-	fd = open(s->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
 	safe_close(s->log_fd);
 	s->log_fd = fd;
 	s->log_size = 0;
 	return 0;
+}
+
+/* Keeps at most log_bytes on disk: when the current half is full it becomes the old half. */
+static int log_rotate(struct sandbox *s)
+{
+	if (rename(s->log_path, s->log_old_path) < 0)
+		return -errno;
+	return log_file_open(s);
 }
 
 static void on_log_read(struct loop *l, struct io_op *op, int res, uint32_t flags)
@@ -107,6 +118,12 @@ static void on_log_read(struct loop *l, struct io_op *op, int res, uint32_t flag
 
 	if (res <= 0 || s->state == SANDBOX_REMOVED) {
 		log_eof(s);
+		return;
+	}
+	if (s->log_fd < 0 && (r = log_file_open(s)) < 0) {
+		/* Dropped, like bytes nobody can store; the next block tries again. */
+		log_warn_errno(r, "sandbox %s: creating its log %s", s->id, s->log_path);
+		log_read_next(s);
 		return;
 	}
 	if (s->log_size + res > s->spec.log_bytes / 2 && (r = log_rotate(s)) < 0)
@@ -127,7 +144,7 @@ static void on_log_write(struct loop *l, struct io_op *op, int res, uint32_t fla
 			conn_stream_chunk(f->c, s->log_buf, res);
 	} else if (res < 0)
 		log_warn_errno(res, "sandbox %s: writing its log", s->id);
-	if (s->state == SANDBOX_REMOVED || s->log_pipe < 0) {
+	if (s->state == SANDBOX_REMOVED || s->log_slot < 0) {
 		sandbox_maybe_free(s);
 		return;
 	}
@@ -208,6 +225,16 @@ void sandbox_logs(struct sandbox *s, struct conn *c, bool follow)
 
 /* ---- exec ------------------------------------------------------------------------------------ */
 
+/* An exec is a conversation with the sandbox's init over its exec channel (backend_ops.exec):
+ * the request goes out at once, then the init's messages arrive through the ring (PID, STARTED
+ * or FAILED, EXITED), alongside the command's output. The HTTP answer begins once the init says
+ * how the start went, so that a bad working directory is still a 400. Nothing here waits:
+ * every step is a completion. The init is the sandbox's, so what it says is checked (by the
+ * backend) and merely believed about this exec; a silent one is cut off by timers. */
+
+#define EXEC_START_MS 10000 /* how long the init may take to say whether the command runs */
+#define EXEC_KILL_MS 2000   /* and, once told to kill it, to report that it is gone */
+
 /* One of an exec's output pipes. */
 struct exec_stream {
 	struct io_op op;
@@ -220,23 +247,33 @@ struct exec_stream {
 struct exec_run {
 	struct exec_run *next;
 	struct sandbox *s;
-	struct conn *c;
-	int pidfd;
+	struct conn *c;         /* NULL once the client is gone, or answered with an error */
+	int sock;               /* the exec channel: our connection to the init */
+	pid_t pid;              /* the command, in our pid namespace; 0 until the init tells */
 	struct exec_stream out, err;
 	int in_fd;
-	struct io_op in_op, wait_op, timeout_op, drain_op;
-	struct __kernel_timespec timeout_ts, drain_ts;
-	siginfo_t info;
+	struct io_op msg_op, in_op, start_op, timeout_op, drain_op, kill_op;
+	struct __kernel_timespec start_ts, timeout_ts, drain_ts, kill_ts;
+	/* one message of the init's at a time */
+	struct msghdr mh;
+	struct iovec iov;
+	char msg[EXEC_EVENT_DATA_MAX];
+	union {
+		char buf[EXEC_EVENT_CONTROL_MAX];
+		struct cmsghdr align;
+	} control;
 	char *stdin_data;
 	size_t stdin_len, stdin_off;
-	bool exited, timed_out, finished;
+	unsigned timeout_s;
+	char *argv0, *cwd;      /* for the answer to a start that failed */
+	bool started, exited, killing, timed_out, finished;
 	int exit_code;
 };
 
 static bool exec_busy(const struct exec_run *e)
 {
-	return e->out.op.busy || e->err.op.busy || e->in_op.busy || e->wait_op.busy ||
-	       e->timeout_op.busy || e->drain_op.busy;
+	return e->out.op.busy || e->err.op.busy || e->in_op.busy || e->msg_op.busy ||
+	       e->start_op.busy || e->timeout_op.busy || e->drain_op.busy || e->kill_op.busy;
 }
 
 static void exec_maybe_free(struct exec_run *e)
@@ -250,11 +287,13 @@ static void exec_maybe_free(struct exec_run *e)
 			*p = e->next;
 			break;
 		}
-	safe_close(e->pidfd);
+	safe_close(e->sock);
 	safe_close(e->out.fd);
 	safe_close(e->err.fd);
 	safe_close(e->in_fd);
 	free(e->stdin_data);
+	free(e->argv0);
+	free(e->cwd);
 	free(e);
 	sandbox_maybe_free(s);
 }
@@ -313,25 +352,40 @@ static json_t *output_line(const char *stream, const char *data, size_t len)
 	return line;
 }
 
+/* Lets go of the client without a final line (it got its answer, or it is gone). */
+static void exec_detach(struct exec_run *e)
+{
+	if (!e->c)
+		return;
+	e->c->on_close = NULL;
+	e->c->handler = NULL;
+	e->c = NULL;
+}
+
 static void exec_finish(struct exec_run *e)
 {
+	struct loop *l = e->s->loop;
+
 	if (e->finished) {
 		exec_maybe_free(e);
 		return;
 	}
 	e->finished = true;
-	loop_cancel(e->s->loop, &e->timeout_op);
-	loop_cancel(e->s->loop, &e->drain_op);
-	loop_cancel(e->s->loop, &e->out.op);
-	loop_cancel(e->s->loop, &e->err.op);
-	loop_cancel(e->s->loop, &e->in_op);
+	loop_cancel(l, &e->msg_op);
+	loop_cancel(l, &e->start_op);
+	loop_cancel(l, &e->timeout_op);
+	loop_cancel(l, &e->drain_op);
+	loop_cancel(l, &e->kill_op);
+	loop_cancel(l, &e->out.op);
+	loop_cancel(l, &e->err.op);
+	loop_cancel(l, &e->in_op);
 	if (e->c) {
-		send_line(e->c, json_pack("{s:i,s:b}", "exit_code", e->exit_code, "timed_out",
+		struct conn *c = e->c;
+
+		exec_detach(e);
+		send_line(c, json_pack("{s:i,s:b}", "exit_code", e->exit_code, "timed_out",
 				       e->timed_out));
-		e->c->on_close = NULL;
-		e->c->handler = NULL;
-		conn_stream_end(e->c);
-		e->c = NULL;
+		conn_stream_end(c);
 	}
 	exec_maybe_free(e);
 }
@@ -342,6 +396,17 @@ static void exec_check_done(struct exec_run *e)
 		exec_finish(e);
 	else
 		exec_maybe_free(e);
+}
+
+/* Closing our side of the channel is how the init is told to kill the command (it still
+ * answers EXITED on the other half); if it stays silent, the exec ends anyway. */
+static void exec_kill(struct exec_run *e)
+{
+	if (e->killing || e->exited || e->finished)
+		return;
+	e->killing = true;
+	(void)shutdown(e->sock, SHUT_WR);
+	loop_timer(e->s->loop, &e->kill_op, &e->kill_ts, EXEC_KILL_MS);
 }
 
 static void exec_read(struct exec_stream *st)
@@ -397,16 +462,167 @@ static void on_exec_drain(struct loop *l, struct io_op *op, int res, uint32_t fl
 		exec_maybe_free(e);
 }
 
-static void on_exec_waited(struct loop *l, struct io_op *op, int res, uint32_t flags)
+static void exec_exited(struct exec_run *e, int code)
 {
-	struct exec_run *e = container_of(op, struct exec_run, wait_op);
+	struct loop *l = e->s->loop;
 
 	e->exited = true;
-	e->exit_code = res < 0 ? -1 : exit_code_from_siginfo(&e->info);
+	e->exit_code = code;
 	loop_cancel(l, &e->timeout_op);
+	loop_cancel(l, &e->kill_op);
 	if (e->out.fd >= 0 || e->err.fd >= 0)
 		loop_timer(l, &e->drain_op, &e->drain_ts, EXEC_DRAIN_MS);
 	exec_check_done(e);
+}
+
+/* The command runs: the answer begins, output flows, stdin goes in, the timeout starts. */
+static void exec_started(struct exec_run *e)
+{
+	struct loop *l = e->s->loop;
+
+	e->started = true;
+	loop_cancel(l, &e->start_op);
+	if (e->c)
+		conn_stream_begin(e->c, 200, "application/x-ndjson");
+	exec_read(&e->out);
+	exec_read(&e->err);
+	exec_write_stdin(e);
+	if (e->timeout_s)
+		loop_timer(l, &e->timeout_op, &e->timeout_ts, e->timeout_s * 1000ull);
+}
+
+/* No command ran: the answer is an error, or for a command that cannot be executed, what a
+ * shell would say (127 for "not found", 126 for "not executable", the reason on stderr). */
+static void exec_start_failed(struct exec_run *e, const struct exec_event *ev)
+{
+	struct conn *c = e->c;
+	const char *id = e->s->id;
+
+	exec_detach(e);
+	if (c && ev->failure == EXEC_FAILURE_CWD)
+		conn_respond_error(c, 400, "bad_request",
+				   "cannot use '%s' as the working directory in %s: %s", e->cwd, id,
+				   strerror(-ev->err));
+	else if (c && ev->failure == EXEC_FAILURE_COMMAND) {
+		char msg[SPEC_ERR_MAX + 64];
+
+		snprintf(msg, sizeof(msg), "warren: %.200s: %s\n", e->argv0, strerror(-ev->err));
+		conn_stream_begin(c, 200, "application/x-ndjson");
+		send_line(c, output_line("stderr", msg, strlen(msg)));
+		send_line(c, json_pack("{s:i,s:b}", "exit_code", ev->err == -ENOENT ? 127 : 126,
+				       "timed_out", 0));
+		conn_stream_end(c);
+	} else if (c)
+		conn_respond_error(c, 500, "internal", "starting '%.200s' in %s: %s", e->argv0, id,
+				   strerror(-ev->err));
+	exec_finish(e);
+}
+
+/* Before the start is settled the client still waits for an answer. */
+static void exec_start_error(struct exec_run *e, int status, const char *why)
+{
+	struct conn *c = e->c;
+
+	exec_detach(e);
+	if (c && status == 409)
+		conn_respond_error(c, 409, "conflict", "sandbox %s is %s, not running", e->s->id,
+				   sandbox_state_to_string(e->s->state));
+	else if (c)
+		conn_respond_error(c, 500, "internal", "starting '%.200s' in %s: %s", e->argv0,
+				   e->s->id, why);
+	exec_finish(e);
+}
+
+static void exec_recv(struct exec_run *e)
+{
+	e->iov = (struct iovec){ .iov_base = e->msg, .iov_len = sizeof(e->msg) };
+	e->mh = (struct msghdr){ .msg_iov = &e->iov, .msg_iovlen = 1,
+				 .msg_control = e->control.buf,
+				 .msg_controllen = sizeof(e->control.buf) };
+	io_uring_prep_recvmsg(loop_sqe(e->s->loop, &e->msg_op), e->sock, &e->mh, MSG_CMSG_CLOEXEC);
+}
+
+/* Whether an honest init could have sent ev now. */
+static bool exec_event_in_order(const struct exec_run *e, const struct exec_event *ev)
+{
+	switch (ev->type) {
+	case EXEC_EVENT_PID:
+		return !e->started && e->pid == 0;
+	case EXEC_EVENT_STARTED:
+	case EXEC_EVENT_FAILED:
+		return !e->started;
+	case EXEC_EVENT_EXITED:
+		return e->started;
+	default:
+		return false;
+	}
+}
+
+static void on_exec_msg(struct loop *l, struct io_op *op, int res, uint32_t flags)
+{
+	struct exec_run *e = container_of(op, struct exec_run, msg_op);
+	struct exec_event ev;
+	int r;
+
+	if (e->finished || e->exited) {
+		exec_maybe_free(e);
+		return;
+	}
+	if (res <= 0) {
+		/* EOF before EXITED: the init is gone, and its pid namespace with the command
+		 * (cgroup.kill at delete, or the sandbox's command exited), or it hung up. */
+		if (res < 0)
+			log_debug_errno(res, "sandbox %s: exec channel", e->s->id);
+		if (e->started)
+			exec_exited(e, 128 + SIGKILL);
+		else
+			exec_start_error(e, e->s->state == SANDBOX_RUNNING ? 500 : 409,
+					 "the sandbox's init closed the exec channel");
+		return;
+	}
+	r = e->s->backend->exec_event(&e->mh, e->msg, (size_t)res, &ev);
+	if (r < 0 || !exec_event_in_order(e, &ev)) {
+		log_warn("sandbox %s: its init broke the exec protocol: ending the exec", e->s->id);
+		(void)shutdown(e->sock, SHUT_RDWR);
+		if (e->started)
+			exec_exited(e, -1);
+		else
+			exec_start_error(e, 500, "the sandbox's init answered with nonsense");
+		return;
+	}
+	switch (ev.type) {
+	case EXEC_EVENT_PID:
+		e->pid = ev.pid;
+		pid_note(ev.pid, e->s->id);
+		exec_recv(e);
+		break;
+	case EXEC_EVENT_STARTED:
+		exec_started(e);
+		exec_recv(e);
+		break;
+	case EXEC_EVENT_FAILED:
+		exec_start_failed(e, &ev);
+		break;
+	case EXEC_EVENT_EXITED:
+		exec_exited(e, ev.exit_code);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_exec_start_timer(struct loop *l, struct io_op *op, int res, uint32_t flags)
+{
+	struct exec_run *e = container_of(op, struct exec_run, start_op);
+
+	if (res == -ETIME && !e->started && !e->finished) {
+		log_warn("sandbox %s: its init did not answer an exec in %d ms", e->s->id,
+			 EXEC_START_MS);
+		(void)shutdown(e->sock, SHUT_RDWR);
+		exec_start_error(e, 500, "the sandbox's init did not answer");
+		return;
+	}
+	exec_maybe_free(e);
 }
 
 static void on_exec_timeout(struct loop *l, struct io_op *op, int res, uint32_t flags)
@@ -415,8 +631,21 @@ static void on_exec_timeout(struct loop *l, struct io_op *op, int res, uint32_t 
 
 	if (res == -ETIME && !e->exited) {
 		e->timed_out = true;
-		/* The helper's death takes the command with it (PDEATHSIG). */
-		(void)sys_pidfd_send_signal(e->pidfd, SIGKILL, NULL, 0);
+		exec_kill(e);
+	}
+	exec_maybe_free(e);
+}
+
+static void on_exec_kill_timer(struct loop *l, struct io_op *op, int res, uint32_t flags)
+{
+	struct exec_run *e = container_of(op, struct exec_run, kill_op);
+
+	/* The init did not report the kill: take it as done. */
+	if (res == -ETIME && !e->exited && !e->finished) {
+		e->exited = true;
+		e->exit_code = 128 + SIGKILL;
+		exec_finish(e);
+		return;
 	}
 	exec_maybe_free(e);
 }
@@ -427,72 +656,120 @@ static void exec_conn_closed(struct conn *c)
 
 	/* Nobody is listening: do not leave the command running unseen. */
 	e->c = NULL;
-	if (!e->exited)
-		(void)sys_pidfd_send_signal(e->pidfd, SIGKILL, NULL, 0);
+	exec_kill(e);
+}
+
+/* <state-dir>/exec/<id>.sock: a directory of root's, mode 0700, outside every sandbox's mount
+ * namespace. */
+static int exec_socket_path(const struct sandbox *s, char buf[PATH_MAX])
+{
+	int n = snprintf(buf, PATH_MAX, "%s/exec/%s.sock", s->loop->d->state_dir, s->id);
+
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+int sandbox_exec_dir_prepare(const struct daemon *d, bool sweep)
+{
+	_cleanup_free_ char *dir = NULL;
+	DIR *dh;
+	struct dirent *de;
+
+	if (asprintf(&dir, "%s/exec", d->state_dir) < 0)
+		return -ENOMEM;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return log_errno(-errno, "mkdir %s", dir);
+	if (chmod(dir, 0700) < 0)
+		return log_errno(-errno, "chmod %s", dir);
+	if (!sweep)
+		return 0;
+	/* Sockets of sandboxes that died with an earlier warrend. */
+	dh = opendir(dir);
+	if (!dh)
+		return log_errno(-errno, "opendir %s", dir);
+	while ((de = readdir(dh)))
+		if (de->d_name[0] != '.')
+			(void)unlinkat(dirfd(dh), de->d_name, 0);
+	closedir(dh);
+	return 0;
+}
+
+int sandbox_exec_listen(struct sandbox *s)
+{
+	char path[PATH_MAX];
+	int r = exec_socket_path(s, path);
+
+	return r < 0 ? r : s->backend->exec_listen(path);
+}
+
+void sandbox_exec_unlink(struct sandbox *s)
+{
+	char path[PATH_MAX];
+
+	if (exec_socket_path(s, path) == 0)
+		(void)unlink(path);
 }
 
 int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 		 char err[SPEC_ERR_MAX])
 {
-	struct daemon *d = s->loop->d;
 	_cleanup_close_pair_ int out[2] = { -EBADF, -EBADF }, errp[2] = { -EBADF, -EBADF },
 				 in[2] = { -EBADF, -EBADF };
-	struct exec_run *e;
+	_cleanup_free_ struct exec_run *e = NULL;
 	struct exec_config cfg;
-	struct spawn_result res;
-	enum exec_failure failure = EXEC_FAILURE_NODE;
+	char path[PATH_MAX];
 	int r;
 
+	r = exec_socket_path(s, path);
+	if (r < 0)
+		return r;
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0)
 		return -errno;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	e->argv0 = strdup(spec->argv[0]);
+	e->cwd = strdup(spec->cwd ? spec->cwd : "/");
+	if (!e->argv0 || !e->cwd) {
+		free(e->argv0);
+		free(e->cwd);
+		return -ENOMEM;
+	}
 	cfg = (struct exec_config){
-		.sandbox_pidfd = s->pidfd,
-		.cg = s->cg,
-		.cgroup_fd = s->cgroup_fd,
+		.socket_path = path,
 		.argv = spec->argv,
 		.envp = spec->env,
 		.cwd = spec->cwd,
 		.stdin_fd = in[0],
 		.stdout_fd = out[1],
 		.stderr_fd = errp[1],
-		.uid_base = d->uid_base,
-		.seccomp_profile = s->seccomp,
-		.apparmor_profile = s->apparmor[0] ? s->apparmor : NULL,
 	};
-	r = s->backend->exec(&cfg, &res, &failure);
-	if (r < 0 && failure == EXEC_FAILURE_CWD) {
-		free(e);
-		snprintf(err, SPEC_ERR_MAX, "cannot use '%s' as the working directory in %s: %s",
-			 spec->cwd ? spec->cwd : "/", s->id, strerror(-r));
-		return -EINVAL;
-	}
-	if (r < 0 && failure == EXEC_FAILURE_COMMAND) {
-		/* The command could not be executed: answer as a shell would, 127 for "not
-		 * found" and 126 for "not executable", with the reason on stderr. */
-		char msg[SPEC_ERR_MAX + 64];
-
-		free(e);
-		snprintf(msg, sizeof(msg), "warren: %s: %s\n", spec->argv[0], strerror(-r));
-		conn_stream_begin(c, 200, "application/x-ndjson");
-		send_line(c, output_line("stderr", msg, strlen(msg)));
-		send_line(c, json_pack("{s:i,s:b}", "exit_code", r == -ENOENT ? 127 : 126,
-				       "timed_out", 0));
-		conn_stream_end(c);
-		return 0;
-	}
+	r = s->backend->exec(&cfg);
 	if (r < 0) {
-		free(e);
-		snprintf(err, SPEC_ERR_MAX, "starting '%s' in %s: %s", spec->argv[0], s->id,
-			 strerror(-r));
-		return r;
+		free(e->argv0);
+		free(e->cwd);
+		switch (r) {
+		case -ECONNREFUSED:
+		case -ENOENT:
+			/* The init is gone; its exit is on its way to this loop. */
+			conn_respond_error(c, 409, "conflict", "sandbox %s is not running", s->id);
+			return 0;
+		case -EAGAIN:
+			snprintf(err, SPEC_ERR_MAX, "sandbox %s has too many execs starting: retry",
+				 s->id);
+			return -EAGAIN;
+		case -E2BIG:
+			snprintf(err, SPEC_ERR_MAX, "the command and environment are too large");
+			return -EINVAL;
+		default:
+			snprintf(err, SPEC_ERR_MAX, "starting '%.200s' in %s: %s", spec->argv[0],
+				 s->id, strerror(-r));
+			return -EIO;
+		}
 	}
-	pid_note(res.pid, s->id);
+	/* The init has its own copies of the command's ends of the pipes (ours close on return). */
+	e->sock = r;
 	e->s = s;
 	e->c = c;
-	e->pidfd = res.pidfd;
 	e->out.e = e->err.e = e;
 	e->out.name = "stdout";
 	e->err.name = "stderr";
@@ -501,35 +778,33 @@ int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 	e->in_fd = TAKE_FD(in[1]);
 	e->stdin_data = TAKE_PTR(spec->stdin_data);
 	e->stdin_len = spec->stdin_len;
+	e->timeout_s = spec->timeout_s;
 	io_op_init(&e->out.op, on_exec_output);
 	io_op_init(&e->err.op, on_exec_output);
 	io_op_init(&e->in_op, on_exec_in);
-	io_op_init(&e->wait_op, on_exec_waited);
+	io_op_init(&e->msg_op, on_exec_msg);
+	io_op_init(&e->start_op, on_exec_start_timer);
 	io_op_init(&e->timeout_op, on_exec_timeout);
 	io_op_init(&e->drain_op, on_exec_drain);
-	e->next = s->execs;
-	s->execs = e;
+	io_op_init(&e->kill_op, on_exec_kill_timer);
 
 	c->handler = e;
 	c->on_close = exec_conn_closed;
-	conn_stream_begin(c, 200, "application/x-ndjson");
-	loop_waitid(s->loop, &e->wait_op, e->pidfd, &e->info);
-	exec_read(&e->out);
-	exec_read(&e->err);
-	exec_write_stdin(e);
-	if (spec->timeout_s)
-		loop_timer(s->loop, &e->timeout_op, &e->timeout_ts, spec->timeout_s * 1000ull);
+	exec_recv(e);
+	loop_timer(s->loop, &e->start_op, &e->start_ts, EXEC_START_MS);
+	e->next = s->execs;
+	s->execs = TAKE_PTR(e);
 	return 0;
 }
 
 void sandbox_io_detach_all(struct sandbox *s)
 {
 	followers_end(s);
-	/* Execs end on their own once their processes, killed with the cgroup, are reaped. */
+	/* Execs end on their own once the init, killed with the cgroup, closes their channels. */
 	if (s->log_read_op.busy)
 		loop_cancel(s->loop, &s->log_read_op);
 	else
-		s->log_pipe = safe_close(s->log_pipe);
+		s->log_slot = loop_file_remove(s->loop, s->log_slot);
 }
 
 bool sandbox_io_busy(const struct sandbox *s)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <assert.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "daemon.h"
 #include "image.h"
@@ -67,6 +70,11 @@ static unsigned bucket_of(const char *id)
 
 int sandbox_table_new(struct loop *l)
 {
+	/* Every loop makes sure of the exec channels' directory; loop 0 also empties it. */
+	int r = sandbox_exec_dir_prepare(l->d, l->idx == 0);
+
+	if (r < 0)
+		return r;
 	l->sandboxes = calloc(1, sizeof(*l->sandboxes));
 	return l->sandboxes ? 0 : -ENOMEM;
 }
@@ -142,7 +150,6 @@ static bool sandbox_busy(const struct sandbox *s)
 
 static void sandbox_free(struct sandbox *s)
 {
-	safe_close(s->pidfd);
 	safe_close(s->ready_fd);
 	safe_close(s->cgroup_fd);
 	sandbox_log_close(s);
@@ -244,6 +251,7 @@ static void sandbox_remove_step(struct sandbox *s)
 		unlink(s->log_path);
 	if (s->log_old_path)
 		unlink(s->log_old_path);
+	sandbox_exec_unlink(s);
 	table_remove(s);
 	atomic_fetch_sub(&s->loop->d->n_sandboxes, 1);
 	sandbox_wait_answer(s); /* none are left by now: the exit answered them */
@@ -255,13 +263,20 @@ static void sandbox_remove_step(struct sandbox *s)
 static void on_exit_waited(struct loop *l, struct io_op *op, int res, uint32_t flags)
 {
 	struct sandbox *s = container_of(op, struct sandbox, wait_op);
+	siginfo_t si = { 0 };
+	int r = res;
 
-	if (res < 0) {
-		/* Only a cancel at shutdown gets here; the pidfd still tells if it exited. */
-		log_debug_errno(res, "sandbox %s: waitid", s->id);
+	/* The WAITID left the init a zombie (loop_waitid_pid()), so its pid stayed reserved while
+	 * anything here might still kill() it. Reap it now and forget the pid in the same step:
+	 * nothing uses s->pid after this (struct sandbox). */
+	if (r >= 0 && waitid(P_PID, s->pid, &si, WEXITED | WNOHANG) < 0)
+		r = -errno;
+	if (r < 0 || si.si_pid != s->pid) {
+		/* Only a cancel at shutdown gets here. */
+		log_debug_errno(r < 0 ? r : -ECHILD, "sandbox %s: waitid", s->id);
 		s->exit_code = -1;
 	} else
-		s->exit_code = exit_code_from_siginfo(&s->wait_info);
+		s->exit_code = exit_code_from_siginfo(&si);
 	s->exited_at = now_wall();
 	s->pid = 0;
 	if (s->state != SANDBOX_EXITED)
@@ -302,10 +317,10 @@ void sandbox_delete(struct sandbox *s, struct conn *c)
 	if (s->state == SANDBOX_RUNNING || s->state == SANDBOX_CREATING) {
 		if (s->state == SANDBOX_RUNNING)
 			sandbox_set_state(s, SANDBOX_STOPPING);
-		/* cgroup.kill reaches exec helpers too; the pidfd signal is a fallback for the
+		/* cgroup.kill reaches execs too; killing the init is a fallback for the
 		 * init alone should the cgroup write fail. */
-		if (cg_kill(s->cg) < 0)
-			(void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+		if (cg_kill(s->cg) < 0 && s->pid > 0)
+			(void)kill(s->pid, SIGKILL);
 	}
 	sandbox_remove_step(s);
 }
@@ -321,9 +336,101 @@ void sandbox_shutdown_all(struct loop *l)
 
 int sandbox_signal(struct sandbox *s, int sig)
 {
-	if (s->state != SANDBOX_RUNNING)
+	/* Running means not reaped: pid is still the init's (struct sandbox). */
+	if (s->state != SANDBOX_RUNNING || s->pid <= 0)
 		return -ESRCH;
-	return sys_pidfd_send_signal(s->pidfd, sig, NULL, 0);
+	return kill(s->pid, sig) < 0 ? -errno : 0;
+}
+
+/* ---- limits ------------------------------------------------------------------------------ */
+
+static long read_long(const char *path, long fallback)
+{
+	char buf[32];
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return fallback;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/* Kernel memory of an idle sandbox (bench/density: MemAvailable's drop) grows with the number
+ * of sandboxes on the node: each has a memory cgroup of its own and 9 superblocks (scratch
+ * tmpfs, overlay, proc, sysfs, /dev, devpts, /dev/shm, mqueue, the /proc/acpi mask), and every
+ * memory cgroup carries the kernel's shrinker bookkeeping for as many superblocks as the node
+ * ever had at once (a 1 KiB slab object per 64 of them; the high-water mark never comes down).
+ * Measured on Linux 6.18: 0.6 MiB each at 300 sandboxes, 1.9 MiB each at 10,000; 144 bytes per
+ * sandbox of the node is 9/64 KiB. */
+#define SANDBOX_KMEM_BASE (640ull << 10)
+#define SANDBOX_KMEM_PER_PEER 144ull
+/* A memory cgroup's id is 16 bits (MEM_CGROUP_ID_MAX). */
+#define MEMCG_ID_MAX 65535L
+
+/* The most sandboxes whose idle kernel memory fits in budget bytes. */
+static long fit_in_memory(unsigned long long budget)
+{
+	long lo = 0, hi = 1000000;
+
+	while (lo < hi) {
+		long mid = (lo + hi + 1) / 2;
+
+		if ((unsigned long long)mid * (SANDBOX_KMEM_BASE + SANDBOX_KMEM_PER_PEER * mid) <=
+		    budget)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* How many sandboxes the node's limits allow, each partly kept back for the rest of the node
+ * (docs/performance.md, "Density"):
+ * - memory: idle sandboxes may take 7/8 of it (all but 1 GiB on a small node), at the measured
+ *   cost above; what their commands use is bounded by each one's own limit.
+ * - processes (kernel.pid_max and kernel.threads-max, node-wide): an idle sandbox is its init
+ *   plus, with a command or an exec, at least one more: 2 each; 1/16 kept back (at least
+ *   1024) for the host and the daemon's own helpers.
+ * - descriptors (RLIMIT_NOFILE, the daemon's; setup() raises the soft limit to the hard one):
+ *   0 per idle sandbox, 1 (its log file) once it has written to its console; kept back: every
+ *   loop's connections and 1024 for creates and execs in progress, the namespace pool, the
+ *   images and BPF.
+ * - registered files (one table per ring, of RLIMIT_NOFILE slots): 1 per sandbox (its log
+ *   pipe) on the loop that owns it, and one loop may end up owning them all.
+ * - namespaces (user.max_*_namespaces, counted for the root user that makes them all): one of
+ *   each type per sandbox; 64 kept back for the pool's spares and the probes.
+ * - memory cgroup ids: one per sandbox; 1024 kept back.
+ * On the development VM (24 GiB, pid_max 32,768, 20,000 files, 2 loops) memory binds: 10,324
+ * (processes would allow 15,360, descriptors 16,928). */
+unsigned sandbox_default_max(const struct daemon *d)
+{
+	static const char *const ns_types[] = { "user", "net", "pid", "mnt",
+						"uts", "ipc", "cgroup" };
+	unsigned long long mem = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				 (unsigned long long)sysconf(_SC_PAGESIZE);
+	struct rlimit rl = { .rlim_max = 1024 };
+	long pids = read_long("/proc/sys/kernel/pid_max", 32768);
+	long threads = read_long("/proc/sys/kernel/threads-max", pids);
+	long fds, max;
+
+	max = fit_in_memory(mem - MAX(mem / 8, MIN(mem, 1ull << 30)));
+	pids = MIN(pids, threads);
+	max = MIN(max, (pids - MAX(pids / 16, 1024L)) / 2);
+	(void)getrlimit(RLIMIT_NOFILE, &rl);
+	fds = rl.rlim_max == RLIM_INFINITY ? 1L << 20 : (long)MIN(rl.rlim_max, (rlim_t)1 << 20);
+	/* The registered table of one ring holds as many as the descriptors, so it never binds
+	 * before them; both are counted for clarity. */
+	max = MIN(max, fds);
+	max = MIN(max, fds - (long)d->n_loops * d->max_conns - 1024);
+	for (size_t i = 0; i < ELEMENTSOF(ns_types); i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/sys/user/max_%s_namespaces", ns_types[i]);
+		max = MIN(max, read_long(path, LONG_MAX) - 64);
+	}
+	max = MIN(max, MEMCG_ID_MAX - 1024);
+	return max < 1 ? 1 : (unsigned)max;
 }
 
 /* ---- creation ---------------------------------------------------------------------------- */
@@ -359,7 +466,8 @@ static void on_ready(struct loop *l, struct io_op *op, int res, uint32_t flags)
 			snprintf(s->create_error, sizeof(s->create_error),
 				 "starting the sandbox: %s", strerror(-r));
 		s->removing = true;
-		(void)sys_pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+		if (s->pid > 0)
+			(void)kill(s->pid, SIGKILL);
 	}
 	if (s->removing) {
 		/* Removal may have finished without us (it then waited for this op to free). */
@@ -387,6 +495,7 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 	struct daemon *d = l->d;
 	_cleanup_(sandbox_freep) struct sandbox *s = NULL;
 	_cleanup_close_pair_ int pipefd[2] = { -EBADF, -EBADF };
+	_cleanup_close_ int exec_fd = -EBADF;
 	struct spawn_result res;
 	struct spawn_config cfg;
 	struct ns_pair ns;
@@ -397,7 +506,8 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 	if (!s)
 		return -ENOMEM;
 	s->loop = l;
-	s->pidfd = s->cgroup_fd = s->log_pipe = s->log_fd = s->ready_fd = -EBADF;
+	s->cgroup_fd = s->log_fd = s->ready_fd = -EBADF;
+	s->log_slot = -1;
 	s->state = SANDBOX_CREATING;
 	io_op_init(&s->wait_op, on_exit_waited);
 	io_op_init(&s->remove_timer_op, on_remove_timer);
@@ -459,6 +569,15 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		r = -errno;
 		goto fail_cg;
 	}
+	/* The read end moves into the ring's registered files: no fd of ours per sandbox. */
+	r = s->log_slot = loop_file_install(l, TAKE_FD(pipefd[0]));
+	if (r == -ENFILE) {
+		snprintf(err, SPEC_ERR_MAX, "this node's loop %u holds its maximum of %u sandbox "
+			 "logs: delete some sandboxes and retry", l->idx, l->n_files);
+		r = -EUSERS;
+	}
+	if (r < 0)
+		goto fail_cg;
 	/* The spec is the sandbox's from here; on failure it goes back to the caller. */
 	s->spec = *spec;
 	r = sandbox_log_open(s);
@@ -484,6 +603,13 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		goto fail_ns;
 	}
 
+	/* The init's exec channel: from here on only the init holds the listening socket. */
+	r = exec_fd = sandbox_exec_listen(s);
+	if (r < 0) {
+		snprintf(err, SPEC_ERR_MAX, "making the exec channel: %s", strerror(-r));
+		goto fail_ns;
+	}
+
 	cfg = (struct spawn_config){
 		.id = s->id,
 		.rootfs = s->image->rootfs,
@@ -505,6 +631,7 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		.host_network = spec->net.mode == NET_MODE_HOST,
 		.resolv_conf = spec->net.resolv_conf,
 		.zygote_fd = d->zygotes[l->idx],
+		.exec_fd = exec_fd,
 	};
 	r = s->backend->start(&cfg, &res);
 	/* The child has its own copies, or there is no child. */
@@ -518,14 +645,16 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 	/* From here the sandbox exists: whatever happens is answered on c later, and undone by
 	 * the ordinary removal. */
 	memset(spec, 0, sizeof(*spec));
-	s->pidfd = res.pidfd;
+	/* Neither descriptor is kept (struct sandbox): the init is reaped and signalled by its
+	 * pid, and an exec needs neither (it goes through the init). */
+	safe_close(res.pidfd);
+	s->cgroup_fd = safe_close(s->cgroup_fd);
 	s->pid = res.pid;
 	s->ready_fd = res.ready_fd;
 	pid_note(s->pid, s->id);
-	s->log_pipe = TAKE_FD(pipefd[0]);
 	s->created_at = now_wall();
 	atomic_fetch_add(&d->n_created, 1);
-	loop_waitid(l, &s->wait_op, s->pidfd, &s->wait_info);
+	loop_waitid_pid(l, &s->wait_op, s->pid, &s->wait_info);
 	io_uring_prep_read(loop_sqe(l, &s->ready_op), s->ready_fd, s->ready_buf,
 			   sizeof(s->ready_buf), 0);
 	sandbox_log_start(s);
@@ -543,6 +672,7 @@ fail_log:
 	network_release(s);
 	sandbox_apparmor_unload(s);
 	unlink(s->log_path);
+	sandbox_exec_unlink(s);
 fail_spec:
 	memset(&s->spec, 0, sizeof(s->spec));
 fail_cg:

@@ -45,8 +45,15 @@ struct sandbox {
 	char apparmor[64];      /* its AppArmor profile's name, where the node has AppArmor */
 	struct sandbox_spec spec;
 	struct cg *cg;
-	int cgroup_fd;
-	int pidfd;
+	/* An idle sandbox keeps no descriptor in the daemon's fd table, which RLIMIT_NOFILE caps
+	 * for the whole node (docs/architecture.md, "Descriptors"): its cgroup2 directory is
+	 * opened where it is needed, its init is known by pid, its log pipe is a registered file
+	 * of its loop's ring. */
+	int cgroup_fd;                  /* open while creating only: CLONE_INTO_CGROUP, allowlist */
+	/* The init, the daemon's child. An unreaped child's pid cannot be reused, and the init is
+	 * reaped only in on_exit_waited(), which zeroes pid in the same step: so while pid > 0 it
+	 * names the init (perhaps as a zombie), and kill(pid) is as safe as a pidfd kept from
+	 * the clone. */
 	pid_t pid;
 	int exit_code;                  /* valid once exited */
 	double created_at, exited_at;
@@ -63,8 +70,9 @@ struct sandbox {
 	int create_status;              /* the HTTP status of that error */
 
 	/* console log: pipe -> ring -> file */
-	int log_pipe;                   /* read end */
-	int log_fd;
+	int log_slot;                   /* the pipe's read end: a registered file of the loop's
+					 * ring (IOSQE_FIXED_FILE); -1: none */
+	int log_fd;                     /* the file, opened at the first bytes; -EBADF before */
 	char *log_path, *log_old_path;  /* current and rotated-out halves */
 	uint64_t log_size;              /* bytes in the current file */
 	struct io_op log_read_op, log_write_op;
@@ -106,6 +114,10 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 json_t *sandbox_to_json(const struct sandbox *s);
 void sandbox_list_append(struct loop *l, json_t *array);
 int sandbox_signal(struct sandbox *s, int sig);
+/* The node's default --max-sandboxes, derived from its limits (see the comment there). Main
+ * thread, once the options are parsed. */
+struct daemon;
+unsigned sandbox_default_max(const struct daemon *d);
 /* Kills the sandbox, removes everything it had, then answers c (if not NULL). */
 void sandbox_delete(struct sandbox *s, struct conn *c);
 /* Frees a removed sandbox once nothing is in flight for it; I/O completions call it. */
@@ -120,6 +132,13 @@ void sandbox_log_close(struct sandbox *s);
 void sandbox_logs(struct sandbox *s, struct conn *c, bool follow);
 int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 		 char err[SPEC_ERR_MAX]);
+/* The exec channel's socket file, <state-dir>/exec/<id>.sock: its directory (0700; sweep:
+ * empty it, at start-up), the listening socket for spawn_config.exec_fd (the caller closes
+ * it once the init has its copy) and its removal. Loop threads. */
+struct daemon;
+int sandbox_exec_dir_prepare(const struct daemon *d, bool sweep);
+int sandbox_exec_listen(struct sandbox *s);
+void sandbox_exec_unlink(struct sandbox *s);
 /* Ends followers and execs when the sandbox goes away. */
 void sandbox_io_detach_all(struct sandbox *s);
 /* Exit code from a waitid siginfo: the code, or 128 + signal. */

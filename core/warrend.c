@@ -50,7 +50,9 @@ static void usage(FILE *f)
 		"  --images DIR         where <name>.erofs images live (default /var/lib/warren/images)\n"
 		"  --init PATH          warren-init binary (default: beside warrend, else %s)\n"
 		"  --cores N            event loops, one thread each (default: online CPUs)\n"
-		"  --max-sandboxes N    refuse creates beyond N live sandboxes with 429 (default 4000)\n"
+		"  --max-sandboxes N    refuse creates beyond N live sandboxes with 429 (default:\n"
+		"                       what the node's memory, pid_max, open-files and namespace\n"
+		"                       limits allow; GET /v1/info shows it)\n"
 		"  --max-conns N        connections per loop before 503 (default 1024)\n"
 		"  --uid-base UID       host uid that root in a sandbox maps to (default 100000)\n"
 		"  --uid-count N        size of that uid range (default 65536)\n"
@@ -466,7 +468,7 @@ int main(int argc, char **argv)
 		.images_dir = strdup("/var/lib/warren/images"),
 		.cgroup_name = strdup("warren"),
 		.n_loops = (unsigned)MAX(1L, sysconf(_SC_NPROCESSORS_ONLN)),
-		.max_sandboxes = 4000,
+		.max_sandboxes = 0, /* 0: sandbox_default_max(), once the options are known */
 		.max_conns = 1024,
 		.uid_base = 100000,
 		.uid_count = 65536,
@@ -486,6 +488,8 @@ int main(int argc, char **argv)
 		d.init_path = default_init_path();
 	if (!d.profiles_dir)
 		d.profiles_dir = strdup(profile_default_dir());
+	if (!d.max_sandboxes)
+		d.max_sandboxes = sandbox_default_max(&d);
 	if (geteuid() != 0) {
 		fprintf(stderr, "warrend: needs root (namespaces, cgroups, mounts); run it with sudo\n");
 		teardown(&d);

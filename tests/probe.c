@@ -728,6 +728,41 @@ static int check_abstract_connect(int argc, char **argv)
 	return report(err == EPERM, "connect=%s", err ? strerrorname_np(err) : "ok");
 }
 
+/* exec-channel HOST_PATH: the init's exec channel is out of our reach. We hold no descriptor
+ * but 0-2 (its socket and connections are close-on-exec); the init's are behind its being
+ * non-dumpable (readlink of /proc/1/fd/3, pidfd_getfd); HOST_PATH, where the daemon reaches the
+ * socket, is not in our mount namespace. */
+static int check_exec_channel(int argc, char **argv)
+{
+	char fds[64] = "", link[256];
+	size_t len = 0;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int proc_err, getfd_err, connect_err, pidfd, s;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	if (!d || argc < 1)
+		return report(false, "usage, or /proc/self/fd: %m");
+	while ((de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]) && atoi(de->d_name) != dirfd(d))
+			len += snprintf(fds + len, sizeof(fds) - len, "%s%s", len ? "," : "",
+					de->d_name);
+	closedir(d);
+	proc_err = readlink("/proc/1/fd/3", link, sizeof(link)) < 0 ? errno : 0;
+	pidfd = (int)syscall(SYS_pidfd_open, 1, 0);
+	getfd_err = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pidfd, 3, 0) < 0 ? errno : 0;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[0]);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	connect_err = s < 0 ? -1 : connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0;
+	return report(strcmp(fds, "0,1,2") == 0 && proc_err == EACCES && getfd_err == EPERM &&
+			      connect_err == ENOENT,
+		      "fds=%s init-fd3=%s pidfd_getfd=%s connect=%s", fds,
+		      proc_err ? strerrorname_np(proc_err) : "ok",
+		      getfd_err > 0 ? strerrorname_np(getfd_err) : getfd_err ? "no-pidfd" : "ok",
+		      connect_err > 0 ? strerrorname_np(connect_err) : connect_err ? "no-socket" :
+									      "ok");
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -759,6 +794,7 @@ static const struct {
 	{ "signal", check_signal },
 	{ "abstract-listen", check_abstract_listen },
 	{ "abstract-connect", check_abstract_connect },
+	{ "exec-channel", check_exec_channel },
 };
 
 int main(int argc, char **argv)

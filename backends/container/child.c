@@ -46,9 +46,8 @@ static const char *const step_names[_STEP_MAX] = {
 	[STEP_LANDLOCK] = "restrict the filesystem with Landlock",
 	[STEP_SECCOMP] = "load the seccomp filter",
 	[STEP_EXEC] = "exec",
-	[STEP_CGROUP_ATTACH] = "join the v1 cgroups",
-	[STEP_SETNS] = "join the sandbox's namespaces",
 	[STEP_FORK] = "fork inside the sandbox",
+	[STEP_PROCESS_GROUP] = "make a process group",
 };
 
 const char *child_step_to_string(enum child_step s)
@@ -159,15 +158,6 @@ int child_reader_alive(int wr)
 	return (p.revents & POLLERR) ? -ESRCH : 0;
 }
 
-int child_writer_alive(int rd)
-{
-	struct pollfd p = { .fd = rd, .events = POLLIN };
-
-	if (poll(&p, 1, 0) < 0)
-		return -errno;
-	return (p.revents & POLLHUP) ? -ESRCH : 0;
-}
-
 int child_confine(const char *apparmor_profile, const struct profile_landlock *landlock,
 		  const struct profile_seccomp *profile, enum child_step *ret_step)
 {
@@ -185,46 +175,4 @@ int child_confine(const char *apparmor_profile, const struct profile_landlock *l
 		return r;
 	*ret_step = STEP_SECCOMP;
 	return profile ? profile_seccomp_load(profile) : 0;
-}
-
-int child_execvpe(const char *file, char *const argv[], char *const envp[], const char *path)
-{
-	char buf[PATH_MAX];
-	size_t flen = strlen(file);
-	int r = -ENOENT;
-
-	if (flen == 0)
-		return -ENOENT;
-	if (strchr(file, '/')) {
-		execve(file, argv, envp);
-		return -errno;
-	}
-	if (flen >= sizeof(buf) - 2)
-		return -ENAMETOOLONG;
-
-	for (const char *p = path;; p++) {
-		const char *end = strchrnul(p, ':');
-		size_t dlen = (size_t)(end - p);
-
-		if (dlen == 0) /* an empty entry is the working directory, as in execvp */
-			buf[0] = '.', dlen = 1;
-		else if (dlen + 1 + flen + 1 <= sizeof(buf))
-			memcpy(buf, p, dlen);
-		else
-			goto next;
-		buf[dlen] = '/';
-		memcpy(buf + dlen + 1, file, flen + 1);
-		execve(buf, argv, envp);
-		/* Keep looking after "not here"; remember a file that exists but cannot run. */
-		if (errno == EACCES)
-			r = -EACCES;
-		else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
-			 errno != ENAMETOOLONG)
-			return -errno;
-next:
-		if (*end == '\0')
-			break;
-		p = end;
-	}
-	return r;
 }

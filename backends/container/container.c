@@ -36,8 +36,8 @@ void kill_and_reap(int pidfd)
 }
 
 /* What a child's error pipe held: nothing (it exec'd: 0), or a struct child_error (-errno).
- * A missing command or working directory is the user's mistake, and a sandbox that exited
- * under an exec a normal race: not the node's problems, so logged at debug level only. */
+ * A missing command or working directory is the user's mistake, not the node's problem, so
+ * logged at debug level only. */
 static int child_report(const void *buf, size_t len, const char *what, enum child_step *ret_step)
 {
 	struct child_error e;
@@ -51,29 +51,9 @@ static int child_report(const void *buf, size_t len, const char *what, enum chil
 		return -EIO;
 	if (ret_step)
 		*ret_step = e.step;
-	if (e.step == STEP_EXEC || e.step == STEP_CHDIR || (e.step == STEP_SETNS && e.err == ESRCH))
+	if (e.step == STEP_EXEC || e.step == STEP_CHDIR)
 		return log_debug_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
 	return log_warn_errno(-e.err, "%s: %s", what, child_step_to_string(e.step));
-}
-
-/* Reads the error pipe to EOF (blocking), then as child_report(). */
-int read_child_error(int fd, const char *what, enum child_step *ret_step)
-{
-	struct child_error e;
-	size_t got = 0;
-
-	while (got < sizeof(e)) {
-		ssize_t n = read(fd, (char *)&e + got, sizeof(e) - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += n;
-	}
-	return child_report(&e, got, what, ret_step);
 }
 
 int pipe_above_stdio(int fds[2])
@@ -163,7 +143,7 @@ const char *const no_env[] = { NULL };
  * which p->argv points to. */
 static int spawn_plan_init(struct spawn_plan *p, const struct spawn_config *c, char ***ret_argv)
 {
-	size_t n = strv_length(c->argv);
+	size_t n = strv_length(c->argv), k = 0;
 	char **argv;
 
 	if (!c->id || !*c->id || strlen(c->id) > HOST_NAME_MAX || c->init_fd < 0 ||
@@ -171,18 +151,22 @@ static int spawn_plan_init(struct spawn_plan *p, const struct spawn_config *c, c
 	    (uint64_t)c->uid_base + c->uid_count > UINT32_MAX)
 		return -EINVAL;
 
-	argv = calloc(n + 3, sizeof(char *));
+	argv = calloc(n + 4, sizeof(char *));
 	if (!argv)
 		return -ENOMEM;
-	argv[0] = (char *)"warren-init";
-	if (n > 0) {
-		argv[1] = (char *)"--";
-		memcpy(argv + 2, c->argv, n * sizeof(char *));
-	}
-
 	p->c = *c;
 	if (!c->no_landlock)
 		profile_landlock_plan(&p->landlock);
+	argv[k++] = (char *)"warren-init";
+	if (n > 0) {
+		/* The command gets a Landlock domain of its own beneath the init's, as each exec
+		 * does (init.c). */
+		if (p->landlock.abi > 0)
+			argv[k++] = (char *)"--landlock";
+		argv[k++] = (char *)"--";
+		memcpy(argv + k, c->argv, n * sizeof(char *));
+	}
+
 	if (!p->c.envp)
 		p->c.envp = (char *const *)no_env;
 	p->argv = argv;
@@ -314,5 +298,7 @@ const struct backend_ops container_backend = {
 	.probe = container_probe,
 	.start = container_start,
 	.start_result = container_start_result,
+	.exec_listen = container_exec_listen,
 	.exec = container_exec,
+	.exec_event = container_exec_event,
 };

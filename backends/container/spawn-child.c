@@ -311,11 +311,14 @@ void spawn_child(const struct spawn_plan *p)
 	CHECK(STEP_CHDIR, chdir(c->cwd ? c->cwd : "/"));
 	CHECK_R(STEP_CAPS, child_drop_caps());
 
-	int fds[3] = { -EBADF, c->stdio_fd, c->stdio_fd };
-	CHECK_R(STEP_STDIO, child_install_fds(fds, 3));
+	/* The exec channel's listening socket, if any, becomes the init's fd 3 (it makes it
+	 * close-on-exec again at once). */
+	int fds[4] = { -EBADF, c->stdio_fd, c->stdio_fd, c->exec_fd };
+	int n_fds = c->exec_fd > 0 ? 4 : 3;
+	CHECK_R(STEP_STDIO, child_install_fds(fds, n_fds));
 	/* Everything else the daemon had open stays out of the sandbox; the error pipe and the
 	 * init memfd are among them and close at exec, which tells the parent we made it. */
-	CHECK_R(STEP_CLOSE_FDS, sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC));
+	CHECK_R(STEP_CLOSE_FDS, sys_close_range(n_fds, ~0U, CLOSE_RANGE_CLOEXEC));
 	/* AppArmor for the exec, Landlock, then seccomp: after pivot_root and every mount
 	 * (Landlock refuses mounts to a restricted process), and with "/" the sandbox's root. */
 	confine = child_confine(c->apparmor_profile, &p->landlock, c->seccomp_profile,

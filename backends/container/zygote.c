@@ -11,6 +11,7 @@
 #include "container.h"
 #include "log.h"
 #include "syscall.h"
+#include "wire.h"
 
 /* The spawn zygote. clone3 from the daemon copies the daemon's page tables into every new
  * sandbox (fork semantics) and the exec of warren-init throws the copy away again: with a
@@ -22,8 +23,10 @@
 
 /* The descriptors and strings a request carries, in this order; absent ones are left out
  * and their bit is clear. */
-enum { FD_CGROUP, FD_STDIO, FD_USERNS, FD_NETNS, FD_INIT, FD_SYNC, FD_ERR, _FD_MAX };
+enum { FD_CGROUP, FD_STDIO, FD_USERNS, FD_NETNS, FD_INIT, FD_SYNC, FD_ERR, FD_EXEC, _FD_MAX };
 enum { STR_ID, STR_ROOTFS, STR_SCRATCH, STR_SECCOMP, STR_CWD, STR_RESOLV, STR_APPARMOR, _STR_MAX };
+
+_Static_assert(_FD_MAX <= WIRE_MAX_FDS, "a request's fds fit one message");
 
 struct zygote_req {
 	uint32_t fd_mask, str_mask;
@@ -40,51 +43,6 @@ struct zygote_reply {
 
 /* An HTTP body is at most 1 MiB, and the command, environment and paths come from one. */
 #define REQ_MAX ((2u << 20) + 4096)
-
-static size_t strv_bytes(char *const *v, uint32_t *ret_n)
-{
-	size_t len = 0;
-	uint32_t n = 0;
-
-	for (; v && v[n]; n++)
-		len += strlen(v[n]) + 1;
-	*ret_n = n;
-	return len;
-}
-
-static char *put_strv(char *at, char *const *v, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		at = stpcpy(at, v[i]) + 1;
-	return at;
-}
-
-static int send_with_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n)
-{
-	char control[CMSG_SPACE(sizeof(int) * _FD_MAX)] = { 0 };
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (n > 0) {
-		struct cmsghdr *cm;
-
-		mh.msg_control = control;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	}
-	for (;;) {
-		ssize_t r = sendmsg(sock, &mh, MSG_NOSIGNAL);
-
-		if (r >= 0)
-			return (size_t)r == len ? 0 : -EIO;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
 
 /* One message and up to max fds (close-on-exec); returns its length, 0 at EOF, or -errno. A
  * message cut short by the buffer is -EMSGSIZE, its fds closed. */
@@ -142,6 +100,7 @@ int zygote_spawn(int sock, const struct spawn_config *c, const struct spawn_fds 
 		[FD_USERNS] = c->userns_fd > 0 ? c->userns_fd : -1,
 		[FD_NETNS] = c->netns_fd > 0 ? c->netns_fd : -1,
 		[FD_INIT] = c->init_fd, [FD_SYNC] = f->sync_rd, [FD_ERR] = f->err_wr,
+		[FD_EXEC] = c->exec_fd > 0 ? c->exec_fd : -1,
 	};
 	struct zygote_req h = {
 		.disk_bytes = c->disk_bytes, .uid_base = c->uid_base, .uid_count = c->uid_count,
@@ -161,7 +120,7 @@ int zygote_spawn(int sock, const struct spawn_config *c, const struct spawn_fds 
 			h.str_mask |= 1u << i;
 			len += strlen(strs[i]) + 1;
 		}
-	len += strv_bytes(c->argv, &h.n_argv) + strv_bytes(c->envp, &h.n_envp);
+	len += wire_strv_bytes(c->argv, &h.n_argv) + wire_strv_bytes(c->envp, &h.n_envp);
 	if (len > REQ_MAX)
 		return -E2BIG;
 	for (unsigned i = 0; i < _FD_MAX; i++)
@@ -178,10 +137,10 @@ int zygote_spawn(int sock, const struct spawn_config *c, const struct spawn_fds 
 	for (unsigned i = 0; i < _STR_MAX; i++)
 		if (strs[i])
 			at = stpcpy(at, strs[i]) + 1;
-	at = put_strv(at, c->argv, h.n_argv);
-	put_strv(at, c->envp, h.n_envp);
+	at = wire_put_strv(at, c->argv, h.n_argv);
+	wire_put_strv(at, c->envp, h.n_envp);
 
-	r = send_with_fds(sock, buf, len, fds, n_fds);
+	r = wire_send(sock, buf, len, fds, n_fds, 0);
 	if (r < 0)
 		return log_warn_errno(r, "sandbox %s: sending to the spawn zygote", c->id);
 	n = recv_with_fds(sock, &reply, sizeof(reply), got, 1, &n_got);
@@ -259,6 +218,7 @@ static int serve(const struct profile_set *profiles, char *buf, size_t len, cons
 		.apparmor_profile = strs[STR_APPARMOR], .init_fd = fd[FD_INIT],
 		.netns_fd = fd[FD_NETNS], .userns_fd = fd[FD_USERNS],
 		.host_network = h.host_network, .resolv_conf = strs[STR_RESOLV],
+		.exec_fd = fd[FD_EXEC],
 	};
 	if (strs[STR_SECCOMP]) {
 		c.seccomp_profile = profile_seccomp_get(profiles, strs[STR_SECCOMP]);
@@ -292,7 +252,7 @@ static _noreturn_ void zygote_main(int sock, const struct profile_set *profiles)
 		for (unsigned i = 0; i < n_fds; i++)
 			close(fds[i]);
 		reply = (struct zygote_reply){ .err = r < 0 ? r : 0, .pid = pid };
-		r = send_with_fds(sock, &reply, sizeof(reply), &pidfd, pidfd >= 0 ? 1 : 0);
+		r = wire_send(sock, &reply, sizeof(reply), &pidfd, pidfd >= 0 ? 1 : 0, 0);
 		safe_close(pidfd);
 		if (r < 0)
 			_exit(1);

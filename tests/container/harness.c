@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -86,6 +87,7 @@ void ctr_setup(void)
 	snprintf(T.image, sizeof(T.image), "%s/base.erofs", T.dir);
 	snprintf(T.rootfs, sizeof(T.rootfs), "%s/rootfs", T.dir);
 	snprintf(T.scratch, sizeof(T.scratch), "%s/scratch", T.dir);
+	snprintf(T.exec_path, sizeof(T.exec_path), "%s/exec.sock", T.dir);
 	cr_assert_eq(mkdir(T.scratch, 0755), 0);
 	build_image();
 	mount_image();
@@ -127,8 +129,8 @@ void ctr_setup(void)
 /* Kills what is left and removes everything the fixture made, checking that it can. */
 void ctr_teardown(void)
 {
-	/* Kill everything and reap all our children: exec'd commands are our children too, and
-	 * the init finishes exiting only once they are reaped. */
+	/* Kill everything and reap all our children (the inits; exec'd commands are the
+	 * init's). */
 	if (T.cg)
 		cg_kill(T.cg);
 	if (T.init.pidfd >= 0) {
@@ -190,7 +192,12 @@ int ctr_start(char *const *argv)
 	ssize_t n;
 	int r;
 
+	/* As the daemon does: the init keeps the only copy of the exec channel's socket. */
+	r = c.exec_fd = container_backend.exec_listen(T.exec_path);
+	if (r < 0)
+		return r;
 	r = container_backend.start(&c, &T.init);
+	close(c.exec_fd);
 	if (r < 0)
 		return r;
 	/* The daemon reads this through its ring; a test can wait for it. */
@@ -210,14 +217,52 @@ int ctr_start(char *const *argv)
 	return r;
 }
 
-int ctr_wait(int pidfd, int timeout_ms)
+/* The init's next message on an exec channel, decoded by the backend as the daemon does:
+ * 0, -ETIMEDOUT, -EPIPE at EOF, or -EPROTO. */
+static int exec_next_event(int sock, int timeout_ms, struct exec_event *ev)
 {
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-	siginfo_t si = { 0 };
+	char data[EXEC_EVENT_DATA_MAX];
+	union {
+		char buf[EXEC_EVENT_CONTROL_MAX];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	ssize_t n;
 
 	if (poll(&p, 1, timeout_ms) == 0)
 		return -ETIMEDOUT;
-	if (waitid((idtype_t)P_PIDFD, pidfd, &si, WEXITED) < 0)
+	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	return container_backend.exec_event(&mh, data, (size_t)n, ev);
+}
+
+int ctr_wait(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	siginfo_t si = { 0 };
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		struct exec_event ev;
+		int r;
+
+		do
+			r = exec_next_event(fd, timeout_ms, &ev);
+		while (r == 0 && ev.type != EXEC_EVENT_EXITED);
+		/* EOF first: the init is gone, and the command with its pid namespace. */
+		if (r == -EPIPE)
+			return 128 + SIGKILL;
+		return r < 0 ? r : ev.exit_code;
+	}
+	if (poll(&p, 1, timeout_ms) == 0)
+		return -ETIMEDOUT;
+	if (waitid((idtype_t)P_PIDFD, fd, &si, WEXITED) < 0)
 		return -errno;
 	return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 }
@@ -254,31 +299,52 @@ char *ctr_run(char *const *argv, int *code)
 	return ctr_log();
 }
 
-static int exec_with(char *const *argv, int in, int out, int err, struct spawn_result *ret)
+/* Sends the exec and waits for the init to say how its start went: the channel, or -errno
+ * (the command's pid, from its PID event, in *ret_pid). */
+static int exec_with(char *const *argv, int in, int out, int err, pid_t *ret_pid)
 {
 	struct exec_config c = {
-		.sandbox_pidfd = T.init.pidfd,
-		.cg = T.cg,
-		.cgroup_fd = T.cgroup_fd,
+		.socket_path = T.exec_path,
 		.argv = argv,
 		.envp = T.envp,
 		.cwd = T.exec_cwd,
-		.stdin_fd = in,
+		.stdin_fd = in >= 0 ? in : open("/dev/null", O_RDONLY | O_CLOEXEC),
 		.stdout_fd = out,
 		.stderr_fd = err,
-		.uid_base = UID_BASE,
-		.seccomp_profile = T.seccomp,
 		.no_landlock = T.no_landlock,
 	};
+	struct exec_event ev;
+	int sock = container_backend.exec(&c), r;
 
-	return container_backend.exec(&c, ret, NULL);
+	if (in < 0)
+		close(c.stdin_fd);
+	if (sock < 0)
+		return sock;
+	*ret_pid = 0;
+	while ((r = exec_next_event(sock, 30000, &ev)) == 0) {
+		if (ev.type == EXEC_EVENT_PID)
+			*ret_pid = ev.pid;
+		else if (ev.type == EXEC_EVENT_STARTED)
+			return sock;
+		else {
+			r = ev.type == EXEC_EVENT_FAILED ? ev.err : -EPROTO;
+			break;
+		}
+	}
+	close(sock);
+	return r;
+}
+
+void ctr_exec_kill(int fd)
+{
+	cr_assert_eq(shutdown(fd, SHUT_WR), 0, "shutdown: %s", strerror(errno));
 }
 
 static int exec_capture(char *const *argv, const char *stdin_text, int stdin_fd, char **out,
 			char **err)
 {
 	int in[2] = { -1, -1 }, o[2], e[2], r;
-	struct spawn_result res;
+	pid_t pid = 0;
 	char *bufs[2] = { strdup(""), strdup("") };
 	size_t lens[2] = { 0, 0 };
 
@@ -286,9 +352,9 @@ static int exec_capture(char *const *argv, const char *stdin_text, int stdin_fd,
 		cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(o, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(e, O_CLOEXEC), 0);
-	r = exec_with(argv, stdin_fd >= 0 ? stdin_fd : in[0], o[1], e[1], &res);
+	r = exec_with(argv, stdin_fd >= 0 ? stdin_fd : in[0], o[1], e[1], &pid);
 	if (r >= 0)
-		T.last_exec_pid = res.pid;
+		T.last_exec_pid = pid;
 	close(o[1]), close(e[1]);
 	if (stdin_fd < 0) {
 		close(in[0]);
@@ -316,8 +382,10 @@ static int exec_capture(char *const *argv, const char *stdin_text, int stdin_fd,
 	}
 	close(o[0]), close(e[0]);
 	if (r >= 0) {
-		r = ctr_wait(res.pidfd, 30000);
-		close(res.pidfd);
+		int sock = r;
+
+		r = ctr_wait(sock, 30000);
+		close(sock);
 	}
 	if (out)
 		*out = bufs[0];
@@ -350,13 +418,7 @@ const char *ctr_profiles_dir(void)
 
 int ctr_exec_async(char *const *argv, pid_t *ret_pid)
 {
-	struct spawn_result res;
-	int r = exec_with(argv, -1, T.log_wr, T.log_wr, &res);
-
-	if (r < 0)
-		return r;
-	*ret_pid = res.pid;
-	return res.pidfd;
+	return exec_with(argv, -1, T.log_wr, T.log_wr, ret_pid);
 }
 
 int ctr_host_mounts(void)

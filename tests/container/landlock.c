@@ -125,6 +125,54 @@ Test(landlock, without_landlock_the_signal_gets_through)
 	free(out);
 }
 
+/* The other way round: the sandbox's command is a domain of its own too (warren-init
+ * --landlock), a sibling of each exec's, so it can neither signal an exec's process nor read
+ * what only a tracer may (/proc/PID/environ). */
+static char *command_looks_at_an_exec(void)
+{
+	static const char script[] =
+		"while [ ! -s /tmp/pid ]; do sleep 0.02; done; p=$(cat /tmp/pid); "
+		"kill -0 $p 2>/dev/null; echo kill=$?; "
+		"cat /proc/$p/environ >/dev/null 2>&1; echo environ=$?";
+	pid_t a;
+	int ch, code;
+
+	cr_assert_eq(ctr_start((char *const[]){ "sh", "-c", (char *)script, NULL }), 0);
+	ch = ctr_exec_async((char *const[]){ "sh", "-c",
+					     "echo $$ > /tmp/p && mv /tmp/p /tmp/pid && exec sleep 30",
+					     NULL },
+			    &a);
+	cr_assert_geq(ch, 0, "exec: %s", strerror(-ch));
+	code = ctr_wait(T.init.pidfd, 10000);
+	cr_assert_eq(code, 0, "the command exited %d", code);
+	close(T.init.pidfd);
+	T.init.pidfd = -1;
+	close(ch);
+	return ctr_log();
+}
+
+Test(landlock, command_cannot_reach_an_exec)
+{
+	char *log;
+
+	if (profile_landlock_abi() < 6)
+		cr_skip_test("Landlock ABI %d has no scopes (ABI 6, Linux 6.12)",
+			     profile_landlock_abi());
+	log = command_looks_at_an_exec();
+	cr_assert(strstr(log, "kill=1\nenviron=1\n"), "%s", log);
+	free(log);
+}
+
+Test(landlock, without_landlock_the_command_reaches_an_exec)
+{
+	char *log;
+
+	T.no_landlock = true;
+	log = command_looks_at_an_exec();
+	cr_assert(strstr(log, "kill=0\nenviron=0\n"), "%s", log);
+	free(log);
+}
+
 static void wait_listening(void)
 {
 	for (int i = 0; i < 500; i++) {

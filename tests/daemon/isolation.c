@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Isolation through the daemon, both ways, asserted by warren-probe running inside sandboxes. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -154,4 +159,51 @@ Test(isolation, exec_joins_the_same_namespaces)
 	cr_expect(!strstr(out, host), "exec runs in the host's pid namespace");
 	warren_response_done(&resp);
 	free(out);
+}
+
+/* The exec channel: a socket file in a directory of root's (0700) in the daemon's state
+ * directory, not in any sandbox's mount namespace; a process with the sandbox's host uid cannot
+ * connect to it either, nor can anything inside reach the init's end; it goes with the sandbox. */
+Test(isolation, exec_channel_is_the_daemons_alone)
+{
+	const char *id = create(json_object());
+	char idc[16], dir[300], path[340], sandbox_path[340];
+	struct stat st;
+	int status;
+	pid_t child;
+
+	snprintf(idc, sizeof(idc), "%s", id);
+	snprintf(dir, sizeof(dir), "%s/exec", D.dir);
+	snprintf(path, sizeof(path), "%s/%s.sock", dir, idc);
+	cr_assert_eq(stat(dir, &st), 0, "%s: %m", dir);
+	cr_expect_eq(st.st_mode & 07777, 0700, "%s has mode %o", dir, st.st_mode & 07777);
+	cr_expect_eq(st.st_uid, 0);
+	cr_assert_eq(stat(path, &st), 0, "%s: %m", path);
+	cr_expect(S_ISSOCK(st.st_mode));
+
+	snprintf(sandbox_path, sizeof(sandbox_path), "%s", path);
+	PROBE(idc, "exec-channel", sandbox_path);
+
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int s;
+
+		snprintf(a.sun_path, sizeof(a.sun_path), "%.107s", path);
+		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+		    syscall(SYS_setresgid, 100000, 100000, 100000) < 0 ||
+		    syscall(SYS_setresuid, 100000, 100000, 100000) < 0)
+			_exit(2);
+		s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		_exit(connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 && errno == EACCES ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the sandbox's host uid could connect to the exec channel (status %d)", status);
+
+	snprintf(sandbox_path, sizeof(sandbox_path), "/v1/sandboxes/%s", idc);
+	cr_assert_eq(api("DELETE", sandbox_path, NULL, NULL), 200);
+	cr_expect_neq(stat(path, &st), 0, "%s outlived its sandbox", path);
+	cr_expect_eq(count_dir(dir), 0);
 }
