@@ -47,10 +47,29 @@ static int touch(const char *path)
 	return 0;
 }
 
-/* A tiny /dev: a tmpfs with the host's harmless device nodes bound in, a private devpts
- * instance, /dev/shm and /dev/mqueue. Relative to the new root, which is the working
- * directory. */
-static void mount_dev(const struct spawn_plan *p)
+/* Attaches a copy of dir, a directory of the scratch tmpfs (tmnt), at target with attr set.
+ * A bind mount of the sandbox's one tmpfs instead of a tmpfs of its own: every superblock
+ * costs creation time and, in every memory cgroup of the node, shrinker bookkeeping that
+ * grows with the number of superblocks (docs/performance.md, Density). */
+static int bind_scratch(int tmnt, const char *dir, const char *target, uint64_t attr)
+{
+	struct mount_attr a = { .attr_set = attr };
+	int t = open_tree(tmnt, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+	if (t < 0)
+		return -1;
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0 ||
+	    move_mount(t, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		close(t);
+		return -1;
+	}
+	return close(t);
+}
+
+/* A tiny /dev: a directory of the scratch tmpfs with the host's harmless device nodes bound
+ * in, a private devpts instance, /dev/shm and /dev/mqueue. Relative to the new root, which is
+ * the working directory. */
+static void mount_dev(const struct spawn_plan *p, int tmnt)
 {
 	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 	static const char *const links[][2] = {
@@ -61,8 +80,8 @@ static void mount_dev(const struct spawn_plan *p)
 	char host[32] = "/dev/", target[32] = "dev/";
 
 	CHECK(STEP_MOUNT_DEV, mkdir_p("dev", 0755));
-	CHECK(STEP_MOUNT_DEV, mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
-				    "mode=0755,size=65536,nr_inodes=1024"));
+	CHECK(STEP_MOUNT_DEV, bind_scratch(tmnt, "dev", "dev", MOUNT_ATTR_NOSUID |
+					   MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
 	for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
 		strcpy(host + 5, nodes[i]);
 		strcpy(target + 4, nodes[i]);
@@ -77,9 +96,9 @@ static void mount_dev(const struct spawn_plan *p)
 				    "newinstance,ptmxmode=0666,mode=0620"));
 	for (size_t i = 0; i < ELEMENTSOF(links); i++)
 		CHECK(STEP_MOUNT_DEV, symlink(links[i][0], links[i][1]));
-	CHECK(STEP_MOUNT_DEV, mkdir_p("dev/shm", 01777));
-	CHECK(STEP_MOUNT_DEV, mount("shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-				    "mode=1777"));
+	/* Its own mount: /dev is noexec, /dev/shm is not. Its bytes count against disk_bytes. */
+	CHECK(STEP_MOUNT_DEV, bind_scratch(tmnt, "dev/shm", "dev/shm",
+					   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
 	/* POSIX message queues belong to the IPC namespace we own; a kernel without mqueue
 	 * (CONFIG_POSIX_MQUEUE=n) just goes without. */
 	CHECK(STEP_MOUNT_DEV, mkdir_p("dev/mqueue", 0755));
@@ -98,17 +117,12 @@ static void mask_proc(const struct spawn_plan *p)
 		"/proc/sysrq-trigger", "/proc/timer_list", "/proc/keys",       "/proc/kallsyms",
 		"/proc/latency_stats", "/proc/sched_debug", "/proc/timer_stats",
 	};
-	static const char *const dirs[] = { "/proc/acpi", "/proc/scsi" };
 	static const char *const read_only[] = { "/proc/sys", "/proc/bus", "/proc/fs",
 						 "/proc/irq" };
 	const unsigned long proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 
 	for (size_t i = 0; i < ELEMENTSOF(files); i++)
 		if (mount("/dev/null", files[i], NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
-			child_fail(p->err_wr, STEP_MASK_PROC, errno);
-	for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
-		if (mount("tmpfs", dirs[i], "tmpfs", MS_RDONLY | proc_flags,
-			  "size=0,nr_inodes=1") < 0 && errno != ENOENT)
 			child_fail(p->err_wr, STEP_MASK_PROC, errno);
 	for (size_t i = 0; i < ELEMENTSOF(read_only); i++) {
 		if (mount(read_only[i], read_only[i], NULL, MS_BIND | MS_REC, NULL) < 0) {
@@ -141,12 +155,14 @@ static const char *fd_path(char buf[32], int fd)
 }
 
 /* The new root, built with the new mount API (Linux 5.2) on fds so that no host path is walked
- * as uid_base: a detached tmpfs holds the overlay's upper and work directories (it is never
- * attached anywhere; the overlay keeps it alive, and it dies with the sandbox), and the overlay
- * is attached on the scratch directory. Its options show only /proc/self/fd paths, so the
- * sandbox's mountinfo names no host directory. Returns 0, or the step that failed with errno
- * set. */
-static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd)
+ * as uid_base: a tmpfs holds the overlay's upper and work directories, /dev and an empty
+ * directory for masks (bind_scratch()); it is attached on the scratch directory, in this mount
+ * namespace only, so that open_tree() may copy from it (older kernels refuse to from a
+ * detached mount), and the overlay on top of it. Both go when the old root is detached. The
+ * overlay's options show only /proc/self/fd paths, so the sandbox's mountinfo names no host
+ * directory. Returns 0 and the tmpfs in *ret_tmnt, or the step that failed with errno set. */
+static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd,
+				 int *ret_tmnt)
 {
 	char lower[32], upper[32], work[32];
 	int tfs, tmnt, ufd, wfd, ofs, omnt;
@@ -158,8 +174,13 @@ static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int 
 	    fsconfig(tfs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return STEP_MOUNT_SCRATCH;
 	tmnt = fsmount(tfs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	if (tmnt < 0)
+	if (tmnt < 0 || move_mount(tmnt, "", scratch_fd, "",
+				   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return STEP_MOUNT_SCRATCH;
+	/* umask 022 would take the sticky /dev/shm's write bits. */
+	if (mkdirat(tmnt, "dev", 0755) < 0 || mkdirat(tmnt, "dev/shm", 01777) < 0 ||
+	    fchmodat(tmnt, "dev/shm", 01777, 0) < 0 || mkdirat(tmnt, "empty", 0555) < 0)
+		return STEP_MOUNT_DEV;
 	/* The upper layer's root is the sandbox's "/": root inside (host uid_base) owns it, as it
 	 * owns the image's files. We are host root here, and what we make is host root's. */
 	if (mkdirat(tmnt, "upper", 0755) < 0 || mkdirat(tmnt, "work", 0755) < 0 ||
@@ -187,7 +208,8 @@ static enum child_step make_root(const struct spawn_plan *p, int rootfs_fd, int 
 	/* From here on, paths are relative to the new root. */
 	if (fchdir(omnt) < 0)
 		return STEP_MOUNT_OVERLAY;
-	close(tfs), close(tmnt), close(ufd), close(wfd), close(ofs), close(omnt);
+	close(tfs), close(ufd), close(wfd), close(ofs), close(omnt);
+	*ret_tmnt = tmnt;
 	return 0;
 }
 
@@ -217,11 +239,13 @@ static int write_file(const char *path, const char *text, uid_t owner)
 
 static void mount_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd)
 {
+	static const char *const masked_dirs[] = { "proc/acpi", "proc/scsi" };
 	enum child_step step;
+	int tmnt = -1;
 
 	/* Nothing we mount may propagate back to the host's mount table. */
 	CHECK(STEP_MOUNT_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	step = make_root(p, rootfs_fd, scratch_fd);
+	step = make_root(p, rootfs_fd, scratch_fd, &tmnt);
 	if (step)
 		child_fail(p->err_wr, step, errno);
 
@@ -231,13 +255,21 @@ static void mount_root(const struct spawn_plan *p, int rootfs_fd, int scratch_fd
 	CHECK(STEP_MOUNT_PROC, mkdir_p("proc", 0555));
 	CHECK(STEP_MOUNT_PROC,
 	      mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
+	/* Directories of /proc that runc masks, under an empty read-only one (mask_proc() does
+	 * the files); missing ones (the kernel config decides) are skipped. */
+	for (size_t i = 0; i < ELEMENTSOF(masked_dirs); i++)
+		if (bind_scratch(tmnt, "empty", masked_dirs[i],
+				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				 MOUNT_ATTR_NOEXEC) < 0 && errno != ENOENT)
+			child_fail(p->err_wr, STEP_MASK_PROC, errno);
 	/* sysfs needs the network namespace to be ours (it is) and no masked /sys on the host;
 	 * where the kernel refuses, the sandbox goes without /sys. */
 	CHECK(STEP_MOUNT_SYS, mkdir_p("sys", 0555));
 	if (mount("sysfs", "sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL) < 0 && errno != EPERM)
 		child_fail(p->err_wr, STEP_MOUNT_SYS, errno);
-	mount_dev(p);
+	mount_dev(p, tmnt);
+	close(tmnt);
 	CHECK(STEP_MKDIR_LAYERS, mkdir_p("tmp", 01777));
 	if (p->c.resolv_conf)
 		CHECK(STEP_RESOLV_CONF, write_file("etc/resolv.conf", p->c.resolv_conf, p->c.uid_base));
