@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* density: start N idle sandboxes and measure what each costs the machine and warrend, check
  * they all still answer exec, and time the teardown. See bench/README.md. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "procfs.h"
 
 static struct {
 	unsigned long n, conc, verify, settle_ms, max_sandboxes;
@@ -191,75 +191,6 @@ struct snap {
 	long rss, fds, ring_files;
 };
 
-/* The files in one ring's registered table, from its fdinfo: one "%5u: path" line each after
- * "UserFiles:". The kernel lists them only if it gets the ring's lock at once (a loop in the
- * middle of a submission holds it), else none: the caller reads a few times and keeps the
- * largest count. */
-static long ring_files_of(const char *fdinfo)
-{
-	FILE *f = fopen(fdinfo, "re");
-	char line[512];
-	bool in_files = false;
-	long n = 0;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned slot;
-		char colon;
-
-		if (strncmp(line, "UserFiles:", 10) == 0) {
-			in_files = true;
-			continue;
-		}
-		if (!in_files)
-			continue;
-		if (sscanf(line, " %u%c", &slot, &colon) != 2 || colon != ':')
-			break;
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/* Registered files over all of pid's io_uring instances (warrend: one ring per loop). */
-static long proc_ring_files(pid_t pid)
-{
-	char path[64], link[64], info[320];
-	struct dirent *de;
-	long total = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char fdpath[320];
-		ssize_t n;
-		long best = 0;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
-		n = readlink(fdpath, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:[io_uring]") != 0)
-			continue;
-		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%s", (int)pid, de->d_name);
-		for (int i = 0; i < 5; i++) {
-			long k = ring_files_of(info);
-
-			best = k > best ? k : best;
-		}
-		total += best;
-	}
-	closedir(d);
-	return total;
-}
-
 static void take_snap(struct snap *s)
 {
 	s->mem_available = meminfo_kib("MemAvailable");
@@ -270,7 +201,7 @@ static void take_snap(struct snap *s)
 	s->kernel_stack = meminfo_kib("KernelStack");
 	s->rss = proc_status_kib(daemon_.pid, "VmRSS");
 	s->fds = proc_count_fds(daemon_.pid);
-	s->ring_files = proc_ring_files(daemon_.pid);
+	s->ring_files = proc_ring_files(daemon_.pid, 5);
 }
 
 static void settle(void)

@@ -4,7 +4,6 @@
  * registered file (its log pipe) in its loop's ring; its exit is observed and its init reaped
  * although warrend keeps no pidfd of it; exec still finds its namespaces and cgroup. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,98 +11,25 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "procfs.h"
 
 TestSuite(density, .init = daemon_start, .fini = daemon_stop, .timeout = 300);
 
 #define N_IDLE 50
 
-/* warrend's fds once its namespace pool has stopped refilling (2 per pooled pair). */
-static int settled_fds(void)
-{
-	int last = -1, n;
-
-	for (int same = 0, i = 0; same < 5 && i < 500; i++) {
-		n = count_fds(D.pid);
-		same = n == last ? same + 1 : 0;
-		last = n;
-		usleep(20000);
-	}
-	return last;
-}
-
-/* The files registered in one ring's table, from its fdinfo ("%5u: path" lines after
- * "UserFiles:"); the kernel lists them only when it gets the ring's lock at once, else none. */
-static int ring_files_of(const char *fdinfo)
-{
-	FILE *f = fopen(fdinfo, "re");
-	char line[512];
-	bool in_files = false;
-	int n = 0;
-
-	cr_assert(f, "%s: %m", fdinfo);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned slot;
-		char colon;
-
-		if (strncmp(line, "UserFiles:", 10) == 0) {
-			in_files = true;
-			continue;
-		}
-		if (!in_files)
-			continue;
-		if (sscanf(line, " %u%c", &slot, &colon) != 2 || colon != ':')
-			break;
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/* Registered files over all of warrend's rings: the largest of a few readings of each, since
- * a busy loop may hold its lock during one. */
+/* Registered files over all of warrend's rings. */
 static int ring_files(void)
 {
-	char path[64], link[64], info[320], fdpath[320];
-	struct dirent *de;
-	int total = 0;
-	DIR *d;
+	long n = proc_ring_files(D.pid, 20);
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", D.pid);
-	d = opendir(path);
-	cr_assert(d, "%s: %m", path);
-	while ((de = readdir(d))) {
-		ssize_t n;
-		int best = 0;
-
-		snprintf(fdpath, sizeof(fdpath), "%s/%s", path, de->d_name);
-		n = readlink(fdpath, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (strcmp(link, "anon_inode:[io_uring]") != 0)
-			continue;
-		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%s", D.pid, de->d_name);
-		for (int i = 0; i < 20; i++) {
-			int k = ring_files_of(info);
-
-			best = k > best ? k : best;
-		}
-		total += best;
-	}
-	closedir(d);
-	return total;
+	cr_assert_geq(n, 0, "warrend's fds: %s", strerror((int)-n));
+	return (int)n;
 }
 
 static pid_t pid_of(const char *id)
 {
-	char path[96];
-	json_t *o = NULL;
-	pid_t pid;
+	pid_t pid = sandbox_pid(id);
 
-	snprintf(path, sizeof(path), "/v1/sandboxes/%.32s", id);
-	cr_assert_eq(api("GET", path, NULL, &o), 200);
-	pid = (pid_t)json_integer_value(json_object_get(o, "pid"));
-	json_decref(o);
 	cr_assert_gt(pid, 0, "sandbox %s shows no pid", id);
 	return pid;
 }

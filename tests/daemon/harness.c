@@ -285,6 +285,32 @@ int count_fds(pid_t pid)
 	return count_dir(path);
 }
 
+pid_t sandbox_pid(const char *id)
+{
+	char path[96];
+	json_t *o = NULL;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/v1/sandboxes/%.32s", id);
+	cr_assert_eq(api("GET", path, NULL, &o), 200);
+	pid = (pid_t)json_integer_value(json_object_get(o, "pid"));
+	json_decref(o);
+	return pid;
+}
+
+int settled_fds(void)
+{
+	int last = -1, n;
+
+	for (int same = 0, i = 0; same < 5 && i < 500; i++) {
+		n = count_fds(D.pid);
+		same = n == last ? same + 1 : 0;
+		last = n;
+		usleep(20000);
+	}
+	return last;
+}
+
 int count_mounts(pid_t pid, const char *under)
 {
 	char path[64], line[4096];

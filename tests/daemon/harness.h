@@ -34,12 +34,16 @@ int api(const char *method, const char *path, json_t *body, json_t **ret_json);
 const char *create(json_t *spec);
 /* Runs argv (NULL-terminated) in a sandbox; captures output; returns the exit code. */
 int run_exec(const char *id, const char *const *argv, char **out, char **err);
+/* The host pid of the sandbox's init (GET), 0 once it has exited. */
+pid_t sandbox_pid(const char *id);
 /* Waits until the sandbox's state is `state`, up to ms; returns the sandbox JSON or NULL. */
 json_t *wait_state(const char *id, const char *state, int ms);
 /* Raw bytes to the socket; the whole response until close or timeout_ms. */
 char *raw_http(const char *request, size_t len, int timeout_ms);
 /* Counts for the leak test. */
 int count_fds(pid_t pid);
+/* warrend's fds once they stop changing (its namespace pool refills in the background). */
+int settled_fds(void);
 /* Mounts in pid's mount namespace whose line mentions `under` (the host's table is shared by
  * every test running at the same time, so count only what is ours). */
 int count_mounts(pid_t pid, const char *under);

@@ -25,19 +25,6 @@ static int v1_count(const char *controller)
 	return count_dir(path);
 }
 
-/* warrend's fds once its namespace pool has stopped refilling (2 per pooled pair). */
-static int settled_fds(void)
-{
-	int last = -1, n;
-
-	for (int same = 0, i = 0; same < 5 && i < 500; i++) {
-		n = count_fds(D.pid);
-		same = n == last ? same + 1 : 0;
-		last = n;
-		usleep(20000);
-	}
-	return last;
-}
 
 static struct counts measure(void)
 {

@@ -90,18 +90,6 @@ static char *sandbox(json_t *spec)
 	return strdup(create(spec));
 }
 
-static int sandbox_pid(const char *id)
-{
-	char path[64];
-	json_t *o = NULL;
-	int pid;
-
-	snprintf(path, sizeof(path), "/v1/sandboxes/%s", id);
-	cr_assert_eq(api("GET", path, NULL, &o), 200);
-	pid = (int)json_integer_value(json_object_get(o, "pid"));
-	json_decref(o);
-	return pid;
-}
 
 /* ---- leaked answers ------------------------------------------------------------------------ */
 

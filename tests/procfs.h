@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include <sys/types.h>
+
+/* What /proc shows of a process, for the tests and the benches. */
+
+/* Files registered in the tables of all of pid's io_uring instances (warrend: one ring per
+ * loop), from each ring's fdinfo. The kernel lists a ring's files only when it gets the ring's
+ * lock at once, so each ring is read up to `tries` times and its largest count kept. -errno
+ * if pid's fds cannot be listed. */
+long proc_ring_files(pid_t pid, int tries);
