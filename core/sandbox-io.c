@@ -195,10 +195,12 @@ void sandbox_logs(struct sandbox *s, struct conn *c, bool follow)
 	struct follower *f;
 	int r;
 
-	/* Bounded by log_bytes, which the create request capped. */
+	/* Bounded by log_bytes, which the create request capped. Of the current file only what
+	 * a completed write put there: the ring may already have written the block in flight,
+	 * which on_log_write() then sends to the followers, this one among them. */
 	r = slurp(s->log_old_path, &buf, &len, s->spec.log_bytes);
 	if (r >= 0)
-		r = slurp(s->log_path, &buf, &len, s->spec.log_bytes);
+		r = slurp(s->log_path, &buf, &len, MIN(s->spec.log_bytes, len + s->log_size));
 	if (r < 0) {
 		conn_respond_error(c, 500, "internal", "reading the log of %s: %s", s->id,
 				   strerror(-r));
