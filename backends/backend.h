@@ -157,14 +157,13 @@ int container_init_memfd(const char *path);
 int container_userns_new(uid_t base, uint32_t count);
 int container_netns_new(void);
 
-/* A spawn zygote: a small process forked from the caller, which must be single-threaded (the
- * daemon at start-up, before its threads), that clones sandbox inits on request through the
- * returned socket (spawn_config.zygote_fd) as children of the caller (CLONE_PARENT). Cloning
- * from it instead of from the grown daemon spares each spawn the copy of the daemon's page
- * tables and their teardown at exec. It looks seccomp profiles up by name in profiles, as
- * they were at the fork. It exits when the socket closes, or with the caller. -errno. */
-struct profile_set;
-int container_zygote_start(const struct profile_set *profiles, pid_t *ret_pid);
+/* A spawn zygote: the static program at path (warren-zygote), started as the caller's child,
+ * that clones sandbox inits on request through the returned socket (spawn_config.zygote_fd)
+ * as children of the caller (CLONE_PARENT). Cloning from it instead of from the grown daemon
+ * spares each spawn the copy of the daemon's page tables and their teardown at exec. It exits
+ * when the socket closes, or with the caller. The caller must be single-threaded (it forks).
+ * -errno (-ENOENT: no program at path). */
+int container_zygote_start(const char *path, pid_t *ret_pid);
 
 /* NULL if no tier has that name. */
 const struct backend_ops *backend_find(const char *tier);

@@ -333,8 +333,20 @@ static void *loop_thread(void *arg)
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
+/* name in the directory of path. */
+static char *beside(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	char *p;
+
+	if (asprintf(&p, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name) < 0)
+		return NULL;
+	return p;
+}
+
 static int setup(struct daemon *d)
 {
+	_cleanup_free_ char *zygote = NULL;
 	struct rlimit rl;
 	sigset_t mask;
 	int r;
@@ -391,16 +403,18 @@ static int setup(struct daemon *d)
 	r = d->init_fd = container_init_memfd(d->init_path);
 	if (r < 0)
 		return log_errno(r, "loading %s (pass --init PATH)", d->init_path);
-	/* Now, while this process is small and has no other thread: a loop's spawns are cloned
-	 * from its zygote. */
+	/* Now, while this process has no other thread (it forks): a loop's spawns are cloned
+	 * from its zygote, which lives beside warren-init. */
 	d->zygotes = calloc(d->n_loops, sizeof(*d->zygotes));
 	d->zygote_pids = calloc(d->n_loops, sizeof(*d->zygote_pids));
-	if (!d->zygotes || !d->zygote_pids)
+	zygote = beside(d->init_path, "warren-zygote");
+	if (!d->zygotes || !d->zygote_pids || !zygote)
 		return log_errno(-ENOMEM, "starting the spawn zygotes");
 	for (unsigned i = 0; i < d->n_loops; i++) {
-		r = d->zygotes[i] = container_zygote_start(d->profiles, &d->zygote_pids[i]);
+		r = d->zygotes[i] = container_zygote_start(zygote, &d->zygote_pids[i]);
 		if (r < 0)
-			return log_errno(r, "starting the spawn zygote");
+			return log_errno(r, "starting the spawn zygote %s (it is installed beside "
+					 "warren-init: pass --init PATH)", zygote);
 	}
 
 	/* Signals arrive through a signalfd read by loop 0; every thread inherits this mask. */

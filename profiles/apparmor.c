@@ -276,29 +276,3 @@ int profile_apparmor_unload(const char *id)
 		return errno_or(EIO);
 	return 0;
 }
-
-int profile_apparmor_exec(const char *profile)
-{
-	static const char *const files[] = { "/proc/self/attr/apparmor/exec", "/proc/self/attr/exec" };
-	char cmd[256] = "exec ";
-	size_t n = strlen(profile);
-	int fd = -1;
-
-	if (n == 0 || n + 5 >= sizeof(cmd))
-		return -EINVAL;
-	memcpy(cmd + 5, profile, n + 1);
-	/* The apparmor/ directory exists from Linux 5.8, next to other LSMs' attributes; the
-	 * old file is whichever LSM is "the" one. */
-	for (size_t i = 0; i < ELEMENTSOF(files) && fd < 0; i++)
-		fd = open(files[i], O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, cmd, n + 5) != (ssize_t)(n + 5)) {
-		int e = errno ? errno : EIO;
-
-		close(fd);
-		return -e;
-	}
-	close(fd);
-	return 0;
-}

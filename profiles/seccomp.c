@@ -277,30 +277,6 @@ struct profile_seccomp *profile_seccomp_free(struct profile_seccomp *p)
 	return NULL;
 }
 
-static int load_one(const struct sock_fprog *prog, unsigned long flags)
-{
-	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog) < 0)
-		return -errno;
-	return 0;
-}
-
-int profile_seccomp_load(const struct profile_seccomp *p)
-{
-	int r;
-
-	/* no_new_privs is what lets a process load a filter without CAP_SYS_ADMIN in the
-	 * init namespace, and it keeps setuid binaries in the image from gaining privileges. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
-	r = load_one(&p->logged, SECCOMP_FILTER_FLAG_LOG);
-	/* A kernel without the flag (before 4.14) still gets the filter, unlogged. */
-	if (r == -EINVAL)
-		r = load_one(&p->logged, 0);
-	if (r < 0 || p->quiet.len == 0)
-		return r;
-	return load_one(&p->quiet, 0);
-}
-
 /* ---- sets ---------------------------------------------------------------------------------- */
 
 struct profile_set {

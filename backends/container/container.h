@@ -15,6 +15,10 @@
 #include "macro.h"
 #include "profile.h"
 
+/* The namespaces clone3 makes, owned by the host's user namespace: the child builds its root
+ * in them as host root, then enters a user namespace of its own (spawn-child.c), which owns
+ * none of them, so root in the sandbox can neither mount nor reconfigure them. */
+#define NS_FLAGS (CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC)
 /* Where a child failed, reported to the parent with the errno through the error pipe. */
 enum child_step {
 	STEP_SIGNALS,
@@ -84,6 +88,8 @@ struct spawn_fds {
  * the caller's parent (CLONE_PARENT; the zygote's spawns belong to the daemon). */
 int spawn_clone(const struct spawn_config *c, const struct spawn_fds *f, bool sibling,
 		pid_t *ret_pid, int *ret_pidfd);
+/* warren-zygote's loop: serves spawn requests on sock until the daemon closes it. */
+void zygote_main(int sock);
 /* The same, done by the zygote behind socket fd (zygote.c): the daemon's side. */
 int zygote_spawn(int fd, const struct spawn_config *c, const struct spawn_fds *f,
 		 pid_t *ret_pid, int *ret_pidfd);

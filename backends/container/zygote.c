@@ -15,26 +15,32 @@
 
 /* The spawn zygote. clone3 from the daemon copies the daemon's page tables into every new
  * sandbox (fork semantics) and the exec of warren-init throws the copy away again: with a
- * grown daemon that was the largest cost of a spawn. The zygote is forked at start-up, while
- * the daemon is still small and single-threaded, and does only this: take a spawn_config over
- * a SOCK_SEQPACKET socket, clone the init with CLONE_PARENT (so the init is the daemon's child,
- * reaped by its loops as before), answer with the pid and pidfd. The daemon's loop waits for
- * that answer (the clone only); the child's setup runs on as before. */
+ * grown daemon that was the largest cost of a spawn. The zygote is a small static program
+ * (warren-zygote, zygote-main.c) the daemon starts per loop, whose whole address space is a
+ * few pages, and does only this: take a spawn_config over a SOCK_SEQPACKET socket, clone the
+ * init with CLONE_PARENT (so the init is the daemon's child, reaped by its loops as before),
+ * answer with the pid and pidfd. The daemon's loop waits for that answer (the clone only);
+ * the child's setup runs on as before. The seccomp programs travel with each request: the
+ * zygote holds no state. */
 
 /* The descriptors and strings a request carries, in this order; absent ones are left out
  * and their bit is clear. */
 enum { FD_CGROUP, FD_STDIO, FD_USERNS, FD_NETNS, FD_INIT, FD_SYNC, FD_ERR, FD_EXEC, _FD_MAX };
-enum { STR_ID, STR_ROOTFS, STR_SCRATCH, STR_SECCOMP, STR_CWD, STR_RESOLV, STR_APPARMOR, _STR_MAX };
+enum { STR_ID, STR_ROOTFS, STR_SCRATCH, STR_CWD, STR_RESOLV, STR_APPARMOR, _STR_MAX };
 
 _Static_assert(_FD_MAX <= WIRE_MAX_FDS, "a request's fds fit one message");
 
+/* The header; then the seccomp programs (n_logged and n_quiet instructions: the header's size
+ * keeps them aligned), then the strings. */
 struct zygote_req {
 	uint32_t fd_mask, str_mask;
 	uint32_t n_argv, n_envp;
 	uint64_t disk_bytes;
 	uint32_t uid_base, uid_count;
-	uint8_t no_landlock, host_network;
+	uint8_t no_landlock, host_network, seccomp;
+	uint16_t n_logged, n_quiet;
 };
+_Static_assert(sizeof(struct zygote_req) % sizeof(struct sock_filter) == 0, "aligned programs");
 
 struct zygote_reply {
 	int32_t err; /* 0, or a negative errno */
@@ -91,7 +97,6 @@ int zygote_spawn(int sock, const struct spawn_config *c, const struct spawn_fds 
 {
 	const char *strs[_STR_MAX] = {
 		[STR_ID] = c->id, [STR_ROOTFS] = c->rootfs, [STR_SCRATCH] = c->scratch,
-		[STR_SECCOMP] = c->seccomp_profile ? c->seccomp_profile->name : NULL,
 		[STR_CWD] = c->cwd, [STR_RESOLV] = c->resolv_conf,
 		[STR_APPARMOR] = c->apparmor_profile,
 	};
@@ -102,15 +107,17 @@ int zygote_spawn(int sock, const struct spawn_config *c, const struct spawn_fds 
 		[FD_INIT] = c->init_fd, [FD_SYNC] = f->sync_rd, [FD_ERR] = f->err_wr,
 		[FD_EXEC] = c->exec_fd > 0 ? c->exec_fd : -1,
 	};
+	const struct profile_seccomp *sp = c->seccomp_profile;
 	struct zygote_req h = {
 		.disk_bytes = c->disk_bytes, .uid_base = c->uid_base, .uid_count = c->uid_count,
-		.no_landlock = c->no_landlock, .host_network = c->host_network,
+		.no_landlock = c->no_landlock, .host_network = c->host_network, .seccomp = !!sp,
+		.n_logged = sp ? sp->logged.len : 0, .n_quiet = sp ? sp->quiet.len : 0,
 	};
 	struct zygote_reply reply;
 	_cleanup_free_ char *buf = NULL;
 	int fds[_FD_MAX], got[1];
 	unsigned n_fds = 0, n_got;
-	size_t len = sizeof(h);
+	size_t len = sizeof(h) + (h.n_logged + h.n_quiet) * sizeof(struct sock_filter);
 	ssize_t n;
 	char *at;
 	int r;
@@ -134,6 +141,10 @@ int zygote_spawn(int sock, const struct spawn_config *c, const struct spawn_fds 
 		return -ENOMEM;
 	memcpy(buf, &h, sizeof(h));
 	at = buf + sizeof(h);
+	if (sp) {
+		at = mempcpy(at, sp->logged.filter, h.n_logged * sizeof(struct sock_filter));
+		at = mempcpy(at, sp->quiet.filter, h.n_quiet * sizeof(struct sock_filter));
+	}
 	for (unsigned i = 0; i < _STR_MAX; i++)
 		if (strs[i])
 			at = stpcpy(at, strs[i]) + 1;
@@ -184,11 +195,12 @@ static char **take_strv(char **at, char *end, uint32_t n)
 
 /* One request: unpacks it and clones. The daemon wrote it, so a malformed one is a bug:
  * -EINVAL. */
-static int serve(const struct profile_set *profiles, char *buf, size_t len, const int *fds,
-		 unsigned n_fds, pid_t *ret_pid, int *ret_pidfd)
+static int serve(char *buf, size_t len, const int *fds, unsigned n_fds, pid_t *ret_pid,
+		 int *ret_pidfd)
 {
 	_cleanup_free_ char **argv = NULL, **envp = NULL;
-	char *strs[_STR_MAX] = { 0 }, *at = buf + sizeof(struct zygote_req), *end = buf + len;
+	char *strs[_STR_MAX] = { 0 }, *at, *end = buf + len;
+	struct profile_seccomp seccomp = { .name = "" };
 	int fd[_FD_MAX];
 	struct zygote_req h;
 	struct spawn_config c;
@@ -198,6 +210,14 @@ static int serve(const struct profile_set *profiles, char *buf, size_t len, cons
 	if (len < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, buf, sizeof(h));
+	at = buf + sizeof(h) + (h.n_logged + h.n_quiet) * sizeof(struct sock_filter);
+	if (at > end)
+		return -EINVAL;
+	/* The buffer is page-aligned and the header's size a multiple of an instruction's. */
+	seccomp.logged = (struct sock_fprog){ .len = h.n_logged,
+					      .filter = (struct sock_filter *)(buf + sizeof(h)) };
+	seccomp.quiet = (struct sock_fprog){ .len = h.n_quiet,
+					     .filter = seccomp.logged.filter + h.n_logged };
 	for (unsigned i = 0; i < _FD_MAX; i++)
 		fd[i] = h.fd_mask & (1u << i) && k < n_fds ? fds[k++] : -1;
 	if (k != n_fds || fd[FD_STDIO] < 0 || fd[FD_INIT] < 0 || fd[FD_SYNC] < 0 || fd[FD_ERR] < 0)
@@ -220,23 +240,18 @@ static int serve(const struct profile_set *profiles, char *buf, size_t len, cons
 		.host_network = h.host_network, .resolv_conf = strs[STR_RESOLV],
 		.exec_fd = fd[FD_EXEC],
 	};
-	if (strs[STR_SECCOMP]) {
-		c.seccomp_profile = profile_seccomp_get(profiles, strs[STR_SECCOMP]);
-		if (!c.seccomp_profile)
-			return -ENOENT;
-	}
+	if (h.seccomp)
+		c.seccomp_profile = &seccomp;
 	/* The daemon keeps the other ends; the child must not close anything of ours. */
 	f = (struct spawn_fds){ .sync_rd = fd[FD_SYNC], .sync_wr = -1,
 				.err_rd = -1, .err_wr = fd[FD_ERR] };
 	return spawn_clone(&c, &f, true, ret_pid, ret_pidfd);
 }
 
-static _noreturn_ void zygote_main(int sock, const struct profile_set *profiles)
+void zygote_main(int sock)
 {
-	char *buf = malloc(REQ_MAX);
+	static char buf[REQ_MAX] __attribute__((aligned(4096)));
 
-	if (!buf)
-		_exit(1);
 	for (;;) {
 		struct zygote_reply reply = { 0 };
 		int fds[_FD_MAX], pidfd = -EBADF, r;
@@ -248,7 +263,7 @@ static _noreturn_ void zygote_main(int sock, const struct profile_set *profiles)
 			_exit(0); /* the daemon closed its end */
 		if (n < 0 && n != -EMSGSIZE)
 			_exit(1);
-		r = n < 0 ? (int)n : serve(profiles, buf, n, fds, n_fds, &pid, &pidfd);
+		r = n < 0 ? (int)n : serve(buf, n, fds, n_fds, &pid, &pidfd);
 		for (unsigned i = 0; i < n_fds; i++)
 			close(fds[i]);
 		reply = (struct zygote_reply){ .err = r < 0 ? r : 0, .pid = pid };
@@ -259,11 +274,13 @@ static _noreturn_ void zygote_main(int sock, const struct profile_set *profiles)
 	}
 }
 
-int container_zygote_start(const struct profile_set *profiles, pid_t *ret_pid)
+int container_zygote_start(const char *path, pid_t *ret_pid)
 {
 	int sv[2], big = (int)REQ_MAX * 2;
 	pid_t parent = getpid(), pid;
 
+	if (access(path, X_OK) < 0)
+		return -errno;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	/* A request may be as large as an HTTP body: make room for one (root may force it). */
@@ -291,12 +308,13 @@ int container_zygote_start(const struct profile_set *profiles, pid_t *ret_pid)
 		signal(SIGHUP, SIG_IGN);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 			_exit(1);
-		prctl(PR_SET_NAME, "warren-zygote", 0, 0, 0);
-		/* Nothing of the daemon's but the socket: every fd a spawn needs comes with it. */
-		if (sv[1] > 3)
-			(void)sys_close_range(3, sv[1] - 1, 0);
-		(void)sys_close_range(sv[1] + 1, ~0U, 0);
-		zygote_main(sv[1], profiles);
+		/* The socket becomes fd 3; nothing else of the daemon's goes along: every fd a
+		 * spawn needs comes with its request. */
+		if (dup2(sv[1], 3) < 0)
+			_exit(1);
+		(void)sys_close_range(4, ~0U, 0);
+		execl(path, "warren-zygote", (char *)NULL);
+		_exit(127);
 	}
 	close(sv[1]);
 	*ret_pid = pid;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The spawn zygote: a sandbox cloned through it is the caller's child (reaped by the caller,
- * never by the zygote or the host's init), behaves as one cloned directly, reports a failed
- * start the same way, takes a command as large as an HTTP body, and the zygote ends when its
- * socket closes. */
+/* The spawn zygote (the static warren-zygote): a sandbox cloned through it is the caller's
+ * child (reaped by the caller, never by the zygote or the host's init), behaves as one cloned
+ * directly (its seccomp profile travels with the request), reports a failed start the same
+ * way, takes a command as large as an HTTP body, and the zygote ends when its socket closes. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,11 @@ static pid_t zygote_pid;
 
 static void setup(void)
 {
+	char path[PATH_MAX];
+
 	ctr_setup();
-	T.zygote_fd = container_zygote_start(T.profiles, &zygote_pid);
+	snprintf(path, sizeof(path), "%s/warren-zygote", getenv("WARREN_BUILD_DIR"));
+	T.zygote_fd = container_zygote_start(path, &zygote_pid);
 	cr_assert_gt(T.zygote_fd, 0, "container_zygote_start: %s", strerror(-T.zygote_fd));
 }
 
