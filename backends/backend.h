@@ -51,7 +51,8 @@ struct spawn_config {
 	 * NULL: the image's file stays. */
 	const char *resolv_conf;
 	/* A spawn zygote's socket (container_zygote_start()): it clones the init instead of the
-	 * caller. 0 (the zero default) or less: the caller clones. */
+	 * caller. 0 (the zero default) or less: the caller clones. If the zygote is gone, start()
+	 * fails with -EPIPE, and the caller may start another and try again. */
 	int zygote_fd;
 	/* The listening end of the sandbox's exec channel (backend_ops.exec_listen()): its init
 	 * serves execs on it. The child keeps its own copy; the caller closes its one once start
@@ -161,8 +162,8 @@ int container_netns_new(void);
  * that clones sandbox inits on request through the returned socket (spawn_config.zygote_fd)
  * as children of the caller (CLONE_PARENT). Cloning from it instead of from the grown daemon
  * spares each spawn the copy of the daemon's page tables and their teardown at exec. It exits
- * when the socket closes, or with the caller. The caller must be single-threaded (it forks).
- * -errno (-ENOENT: no program at path). */
+ * when the socket closes, or with the caller. It forks: in a threaded caller the child does
+ * only async-signal-safe work until its exec. -errno (-ENOENT: no program at path). */
 int container_zygote_start(const char *path, pid_t *ret_pid);
 
 /* NULL if no tier has that name. */

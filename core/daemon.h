@@ -42,6 +42,7 @@ struct daemon {
 	struct audit_reader *audit;   /* kernel records of refusals; NULL: none */
 	bool audit_enabled_by_us;
 	struct profile_set *profiles; /* seccomp profiles by name */
+	char *zygote_path;    /* warren-zygote, beside init_path */
 	int *zygotes;         /* spawn zygote sockets, one per loop (container_zygote_start()) */
 	pid_t *zygote_pids;
 	struct loop *loops;   /* n_loops of them */
@@ -50,3 +51,14 @@ struct daemon {
 	atomic_uint_fast64_t n_created;
 	atomic_bool stopping;
 };
+
+/* Starts loop idx's spawn zygote (zygote_path). Main thread, at start-up. -errno. */
+int daemon_zygote_start(struct daemon *d, unsigned idx);
+/* Ends it: closes its socket, kills and reaps it. Main thread, at shutdown. */
+void daemon_zygote_stop(struct daemon *d, unsigned idx);
+struct loop;
+/* From the loop's own thread: watches its zygote and replaces it the moment it dies (killed,
+ * out of memory), and replaces it now (a start found it gone: -EPIPE). Without a zygote
+ * (it cannot be started again) the loop's spawns clone from the daemon itself, slower. */
+void loop_zygote_watch(struct loop *l);
+int loop_zygote_restart(struct loop *l);

@@ -49,6 +49,11 @@ struct loop {
 	unsigned n_files;                /* its size: RLIMIT_NOFILE at loop start */
 	int *files_free;                 /* a stack of the free slots */
 	unsigned n_files_free;
+
+	/* Watches this loop's spawn zygote for dying (core/zygotes.c); gen counts its restarts,
+	 * watch_gen is the one the pending watch is for. */
+	struct io_op zygote_op;
+	unsigned zygote_gen, zygote_watch_gen;
 };
 
 static inline void io_op_init(struct io_op *op, io_op_fn fn)

@@ -634,6 +634,13 @@ int sandbox_create(struct loop *l, struct sandbox_spec *spec, struct conn *c,
 		.exec_fd = exec_fd,
 	};
 	r = s->backend->start(&cfg, &res);
+	if (r == -EPIPE && cfg.zygote_fd > 0) {
+		/* The loop's zygote died (killed, out of memory): a new one, and this start again. */
+		log_warn("sandbox %s: the spawn zygote is gone; starting another", s->id);
+		(void)loop_zygote_restart(l);
+		cfg.zygote_fd = d->zygotes[l->idx];
+		r = s->backend->start(&cfg, &res);
+	}
 	/* The child has its own copies, or there is no child. */
 	safe_close(ns.userns);
 	safe_close(ns.netns);

@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 
 #include "api.h"
 #include "backend.h"
@@ -325,6 +324,7 @@ static void *loop_thread(void *arg)
 		network_denials_start(l);
 		audit_feed_start(l);
 	}
+	loop_zygote_watch(l);
 	r = loop_run(l);
 	sandbox_table_free(l);
 	loop_done(l);
@@ -346,7 +346,6 @@ static char *beside(const char *path, const char *name)
 
 static int setup(struct daemon *d)
 {
-	_cleanup_free_ char *zygote = NULL;
 	struct rlimit rl;
 	sigset_t mask;
 	int r;
@@ -407,14 +406,13 @@ static int setup(struct daemon *d)
 	 * from its zygote, which lives beside warren-init. */
 	d->zygotes = calloc(d->n_loops, sizeof(*d->zygotes));
 	d->zygote_pids = calloc(d->n_loops, sizeof(*d->zygote_pids));
-	zygote = beside(d->init_path, "warren-zygote");
-	if (!d->zygotes || !d->zygote_pids || !zygote)
+	d->zygote_path = beside(d->init_path, "warren-zygote");
+	if (!d->zygotes || !d->zygote_pids || !d->zygote_path)
 		return log_errno(-ENOMEM, "starting the spawn zygotes");
 	for (unsigned i = 0; i < d->n_loops; i++) {
-		r = d->zygotes[i] = container_zygote_start(zygote, &d->zygote_pids[i]);
+		r = daemon_zygote_start(d, i);
 		if (r < 0)
-			return log_errno(r, "starting the spawn zygote %s (it is installed beside "
-					 "warren-init: pass --init PATH)", zygote);
+			return r;
 	}
 
 	/* Signals arrive through a signalfd read by loop 0; every thread inherits this mask. */
@@ -445,15 +443,11 @@ static void teardown(struct daemon *d)
 	safe_close(d->listen_fd);
 	safe_close(d->signal_fd);
 	safe_close(d->init_fd);
-	/* A zygote exits when its socket closes. */
 	for (unsigned i = 0; d->zygotes && i < d->n_loops; i++)
-		if (d->zygotes[i] > 0) {
-			safe_close(d->zygotes[i]);
-			while (waitpid(d->zygote_pids[i], NULL, 0) < 0 && errno == EINTR)
-				;
-		}
+		daemon_zygote_stop(d, i);
 	free(d->zygotes);
 	free(d->zygote_pids);
+	free(d->zygote_path);
 	image_store_free(d->images);
 	nspool_stop();
 	network_node_close(d);

@@ -151,15 +151,20 @@ int zygote_spawn(int sock, const struct spawn_config *c, const struct spawn_fds 
 	at = wire_put_strv(at, c->argv, h.n_argv);
 	wire_put_strv(at, c->envp, h.n_envp);
 
+	/* Whatever goes wrong on the way is -EPIPE: the zygote is gone or lost its way, and the
+	 * caller starts another (backend.h). */
 	r = wire_send(sock, buf, len, fds, n_fds, 0);
-	if (r < 0)
-		return log_warn_errno(r, "sandbox %s: sending to the spawn zygote", c->id);
+	if (r < 0) {
+		log_warn_errno(r, "sandbox %s: sending to the spawn zygote", c->id);
+		return -EPIPE;
+	}
 	n = recv_with_fds(sock, &reply, sizeof(reply), got, 1, &n_got);
 	if (n != sizeof(reply) || (reply.err == 0 && (n_got != 1 || reply.pid <= 0))) {
 		if (n_got == 1)
 			close(got[0]);
-		return log_warn_errno(n < 0 ? (int)n : -EPIPE,
-				      "sandbox %s: no answer from the spawn zygote", c->id);
+		log_warn_errno(n < 0 ? (int)n : -EIO, "sandbox %s: no answer from the spawn zygote",
+			       c->id);
+		return -EPIPE;
 	}
 	if (reply.err < 0)
 		return reply.err;

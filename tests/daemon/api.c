@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The API over the real socket: every endpoint, and every error case docs/api.md names. */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -82,6 +85,69 @@ Test(api, create_run_exit_and_logs)
 	cr_expect_str_eq(str(o, "state"), "removed");
 	json_decref(o);
 	cr_expect_eq(api("GET", path, NULL, NULL), 404);
+}
+
+/* warrend's spawn zygotes: its children named warren-zygote. */
+static int zygotes_of(pid_t daemon, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert(d);
+	while ((de = readdir(d)) && n < max) {
+		char path[300], comm[32] = "", line[512];
+		int ppid = 0;
+		FILE *f;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* pid (comm) state ppid: no zygote's comm holds a space or a parenthesis. */
+		if (fgets(line, sizeof(line), f) &&
+		    sscanf(line, "%*d (%31[^)]) %*c %d", comm, &ppid) == 2 && ppid == daemon &&
+		    strcmp(comm, "warren-zygote") == 0)
+			pids[n++] = atoi(de->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* A spawn zygote that dies (killed, out of memory) is replaced at once by its loop and reaped
+ * (no zombie left), and creates go on working. */
+Test(api, a_dead_spawn_zygote_is_replaced)
+{
+	pid_t old[8], now[8];
+	int n = zygotes_of(D.pid, old, 8), m = 0;
+	bool reaped = false;
+	json_t *o;
+
+	cr_assert_gt(n, 0, "warrend %d has no warren-zygote child", D.pid);
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(kill(old[i], SIGKILL), 0);
+	for (int t = 0; t < 500 && !reaped; t++) {
+		usleep(10000);
+		reaped = true;
+		for (int i = 0; i < n; i++) {
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/%d", old[i]);
+			reaped = reaped && access(path, F_OK) < 0;
+		}
+		m = zygotes_of(D.pid, now, 8);
+	}
+	cr_expect(reaped, "a dead zygote was not reaped");
+	cr_expect_eq(m, n, "warrend has %d zygotes, had %d", m, n);
+	for (int i = 0; i < 2 * n; i++) {
+		o = wait_state(create(cmd("exit 4")), "exited", 10000);
+		cr_assert(o, "a create after the zygotes died did not run");
+		cr_expect_eq(json_integer_value(json_object_get(o, "exit_code")), 4);
+		json_decref(o);
+	}
 }
 
 Test(api, list_inspect_across_loops)
