@@ -25,6 +25,7 @@ struct daemon {
 	uid_t uid_base;
 	uint32_t uid_count;
 	bool allow_host_network;
+	bool exec_dir_mounted; /* a tmpfs of ours on <state_dir>/exec (sandbox_exec_dir_open()) */
 
 	/* derived at start-up */
 	char *log_dir;        /* <state_dir>/logs */

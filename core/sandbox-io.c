@@ -3,8 +3,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -670,9 +673,11 @@ static int exec_socket_path(const struct sandbox *s, char buf[PATH_MAX])
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
-int sandbox_exec_dir_prepare(const struct daemon *d, bool sweep)
+int sandbox_exec_dir_open(struct daemon *d)
 {
 	_cleanup_free_ char *dir = NULL;
+	struct statfs sf;
+	char opts[64];
 	DIR *dh;
 	struct dirent *de;
 
@@ -682,8 +687,19 @@ int sandbox_exec_dir_prepare(const struct daemon *d, bool sweep)
 		return log_errno(-errno, "mkdir %s", dir);
 	if (chmod(dir, 0700) < 0)
 		return log_errno(-errno, "chmod %s", dir);
-	if (!sweep)
-		return 0;
+	/* A socket file is made and removed per sandbox: on a disk filesystem that is an inode
+	 * allocation each (ext4: ~5% of a create's CPU on the development VM). Where the state
+	 * directory is not on a tmpfs (as /run is on most nodes), a small one of our own; one
+	 * left by an earlier warrend is used again. */
+	if (statfs(dir, &sf) < 0)
+		return log_errno(-errno, "statfs %s", dir);
+	if (sf.f_type != TMPFS_MAGIC) {
+		snprintf(opts, sizeof(opts), "mode=0700,size=64k,nr_inodes=%u",
+			 d->max_sandboxes + 1024);
+		if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+			return log_errno(-errno, "mounting a tmpfs on %s", dir);
+		d->exec_dir_mounted = true;
+	}
 	/* Sockets of sandboxes that died with an earlier warrend. */
 	dh = opendir(dir);
 	if (!dh)
@@ -701,6 +717,16 @@ int sandbox_exec_listen(struct sandbox *s)
 	int r = exec_socket_path(s, path);
 
 	return r < 0 ? r : s->backend->exec_listen(path);
+}
+
+void sandbox_exec_dir_close(struct daemon *d)
+{
+	_cleanup_free_ char *dir = NULL;
+
+	if (d->exec_dir_mounted && asprintf(&dir, "%s/exec", d->state_dir) >= 0 &&
+	    umount2(dir, MNT_DETACH) < 0)
+		log_errno(-errno, "unmounting %s", dir);
+	d->exec_dir_mounted = false;
 }
 
 void sandbox_exec_unlink(struct sandbox *s)

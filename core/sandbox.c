@@ -70,11 +70,6 @@ static unsigned bucket_of(const char *id)
 
 int sandbox_table_new(struct loop *l)
 {
-	/* Every loop makes sure of the exec channels' directory; loop 0 also empties it. */
-	int r = sandbox_exec_dir_prepare(l->d, l->idx == 0);
-
-	if (r < 0)
-		return r;
 	l->sandboxes = calloc(1, sizeof(*l->sandboxes));
 	return l->sandboxes ? 0 : -ENOMEM;
 }

@@ -132,11 +132,14 @@ void sandbox_log_close(struct sandbox *s);
 void sandbox_logs(struct sandbox *s, struct conn *c, bool follow);
 int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 		 char err[SPEC_ERR_MAX]);
-/* The exec channel's socket file, <state-dir>/exec/<id>.sock: its directory (0700; sweep:
- * empty it, at start-up), the listening socket for spawn_config.exec_fd (the caller closes
- * it once the init has its copy) and its removal. Loop threads. */
+/* The exec channels' socket files, <state-dir>/exec/<id>.sock. The directory (0700, on a
+ * tmpfs: one of ours if the state directory is on a disk) is opened and emptied at start-up
+ * and closed (unmounted, if ours) at shutdown, on the main thread. Per sandbox, on its loop:
+ * the listening socket for spawn_config.exec_fd (the caller closes it once the init has its
+ * copy) and its removal. */
 struct daemon;
-int sandbox_exec_dir_prepare(const struct daemon *d, bool sweep);
+int sandbox_exec_dir_open(struct daemon *d);
+void sandbox_exec_dir_close(struct daemon *d);
 int sandbox_exec_listen(struct sandbox *s);
 void sandbox_exec_unlink(struct sandbox *s);
 /* Ends followers and execs when the sandbox goes away. */

@@ -386,6 +386,9 @@ static int setup(struct daemon *d)
 	if (r > 0)
 		log_warn("removed %d sandbox cgroups left by an earlier warrend", r);
 	sweep_dir(d->log_dir);
+	r = sandbox_exec_dir_open(d);
+	if (r < 0)
+		return r;
 	r = image_store_open(d->images_dir, d->image_mount_dir, &d->images);
 	if (r < 0)
 		return log_errno(r, "opening the images in %s", d->images_dir);
@@ -448,6 +451,7 @@ static void teardown(struct daemon *d)
 	free(d->zygotes);
 	free(d->zygote_pids);
 	free(d->zygote_path);
+	sandbox_exec_dir_close(d);
 	image_store_free(d->images);
 	nspool_stop();
 	network_node_close(d);
