@@ -533,7 +533,8 @@ static int check_cgroup(int argc, char **argv)
 	return report(ok, "%s", buf);
 }
 
-/* devices: the minimal /dev works: null, zero, a pty from our own devpts, shm. */
+/* devices: the minimal /dev works: null, zero, a pty from our own devpts, shm; and no device
+ * node can be made, where devices work (/dev) or anywhere (/dev/shm, /tmp): EPERM. */
 static int check_devices(int argc, char **argv)
 {
 	char z[4] = "xxx";
@@ -553,8 +554,15 @@ static int check_devices(int argc, char **argv)
 	bool shm = fd >= 0 && unlink("/dev/shm/probe") == 0;
 	if (fd >= 0)
 		close(fd);
-	return report(zero && null && pty && shm, "zero=%d null=%d pty=%d shm=%d", zero, null, pty,
-		      shm);
+	/* /dev/mem: what a node made by the sandbox would reach. */
+	int e_dev = mknod("/dev/mem", S_IFCHR | 0600, makedev(1, 1)) < 0 ? errno : 0;
+	int e_shm = mknod("/dev/shm/mem", S_IFCHR | 0600, makedev(1, 1)) < 0 ? errno : 0;
+	int e_tmp = mknod("/tmp/mem", S_IFCHR | 0600, makedev(1, 1)) < 0 ? errno : 0;
+	bool no_mknod = (e_dev == EPERM || e_dev == EACCES) && e_shm == EPERM && e_tmp == EPERM;
+
+	return report(zero && null && pty && shm && no_mknod,
+		      "zero=%d null=%d pty=%d shm=%d mknod: /dev %s, /dev/shm %s, /tmp %s", zero,
+		      null, pty, shm, strerror(e_dev), strerror(e_shm), strerror(e_tmp));
 }
 
 static int check_sleep(int argc, char **argv)
