@@ -135,6 +135,8 @@ void daemon_stop(void)
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "warrend exited uncleanly (status 0x%x)", status);
 	cr_expect(stat(v2_parent(), &st) < 0, "warrend left %s behind", v2_parent());
+	/* Its image mounts and the tmpfs of its exec sockets (docs/architecture.md) go with it. */
+	cr_expect_eq(count_mounts(getpid(), D.dir), 0, "warrend left mounts under %s", D.dir);
 	/* Never recurse into a mount warrend left behind (the read-only image, say). */
 	snprintf(cmd, sizeof(cmd),
 		 "grep -o ' %s/[^ ]*' /proc/self/mountinfo | xargs -r umount -l; "
