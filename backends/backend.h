@@ -160,11 +160,13 @@ int container_netns_new(void);
 
 /* A spawn zygote: the static program at path (warren-zygote), started as the caller's child,
  * that clones sandbox inits on request through the returned socket (spawn_config.zygote_fd)
- * as children of the caller (CLONE_PARENT). Cloning from it instead of from the grown daemon
+ * as children of the caller (CLONE_PARENT). It lives in a mount namespace of its own that
+ * shows only dirs (absolute; at most 8, NULL-terminated: where the spawn configs' rootfs and
+ * scratch paths are) and /proc. Cloning from it instead of from the grown daemon
  * spares each spawn the copy of the daemon's page tables and their teardown at exec. It exits
  * when the socket closes, or with the caller. It forks: in a threaded caller the child does
  * only async-signal-safe work until its exec. -errno (-ENOENT: no program at path). */
-int container_zygote_start(const char *path, pid_t *ret_pid);
+int container_zygote_start(const char *path, const char *const *dirs, pid_t *ret_pid);
 
 /* NULL if no tier has that name. */
 const struct backend_ops *backend_find(const char *tier);

@@ -31,7 +31,10 @@ int daemon_zygote_start(struct daemon *d, unsigned idx)
 	int r;
 
 	daemon_zygote_stop(d, idx);
-	r = container_zygote_start(d->zygote_path, &d->zygote_pids[idx]);
+	/* What spawns reach by path: the images' mounts (rootfs) and the scratch directory. */
+	r = container_zygote_start(d->zygote_path,
+				   (const char *const[]){ d->image_mount_dir, d->scratch_dir, NULL },
+				   &d->zygote_pids[idx]);
 	if (r < 0)
 		return log_errno(r, "starting the spawn zygote %s (it is installed beside "
 				 "warren-init: pass --init PATH)", d->zygote_path);

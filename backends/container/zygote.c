@@ -279,11 +279,19 @@ void zygote_main(int sock)
 	}
 }
 
-int container_zygote_start(const char *path, pid_t *ret_pid)
+int container_zygote_start(const char *path, const char *const *dirs, pid_t *ret_pid)
 {
+	const char *argv[10] = { "warren-zygote" };
+	size_t n = 0;
 	int sv[2], big = (int)REQ_MAX * 2;
 	pid_t parent = getpid(), pid;
 
+	while (dirs[n] && n < ELEMENTSOF(argv) - 2) {
+		argv[n + 1] = dirs[n];
+		n++;
+	}
+	if (n == 0 || dirs[n])
+		return -EINVAL;
 	if (access(path, X_OK) < 0)
 		return -errno;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -318,7 +326,7 @@ int container_zygote_start(const char *path, pid_t *ret_pid)
 		if (dup2(sv[1], 3) < 0)
 			_exit(1);
 		(void)sys_close_range(4, ~0U, 0);
-		execl(path, "warren-zygote", (char *)NULL);
+		execv(path, (char *const *)argv);
 		_exit(127);
 	}
 	close(sv[1]);

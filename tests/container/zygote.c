@@ -24,7 +24,8 @@ static void setup(void)
 
 	ctr_setup();
 	snprintf(path, sizeof(path), "%s/warren-zygote", getenv("WARREN_BUILD_DIR"));
-	T.zygote_fd = container_zygote_start(path, &zygote_pid);
+	T.zygote_fd = container_zygote_start(path, (const char *const[]){ T.dir, NULL },
+					     &zygote_pid);
 	cr_assert_gt(T.zygote_fd, 0, "container_zygote_start: %s", strerror(-T.zygote_fd));
 }
 
