@@ -31,7 +31,12 @@ struct cg_node {
 	char *v2_path;                 /* <v2_root>/<name> */
 	char *v1_path[_CG_V1_MAX];     /* <v1 mount point>/<name> where at[c] == CG_AT_V1 */
 	enum cg_where at[_CG_V1_MAX];
+	struct cg_pool *pool;          /* hybrid nodes: cgroup.c */
 };
+
+/* Back to what a new v1 directory of controller c has: no limits, counters at zero (the
+ * memory cgroup's pages reclaimed). It must hold no process. */
+int cg_v1_reset(enum cg_v1_controller c, const char *dir);
 
 /* "memory", "pids", "cpu": the controller's name in both cgroup versions. */
 extern const char *const cg_controller_name[_CG_V1_MAX];

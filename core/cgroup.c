@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,154 @@ static int cg_detect(struct cg_node *node)
 	return node->v2_root ? 0 : -ENOMEM;
 }
 
+/* ---- the v1 pool (hybrid nodes) ------------------------------------------------------------ */
+
+/* v1 directories of removed sandboxes, reset and renamed "pool-N" under the node's parents,
+ * for the next cg_create() to rename into place (v1 allows rename; cgroup2 does not). */
+#define CG_POOL_MAX 64
+
+struct cg_pool {
+	pthread_mutex_t lock;
+	unsigned n;
+	unsigned long seq;
+	char *set[CG_POOL_MAX][_CG_V1_MAX];
+};
+
+static struct cg_pool *cg_pool_new(void)
+{
+	struct cg_pool *p = calloc(1, sizeof(*p));
+
+	if (p)
+		pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+static void cg_pool_free(struct cg_pool *p)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; i < p->n; i++)
+		for (int c = 0; c < _CG_V1_MAX; c++) {
+			if (p->set[i][c] && rmdir(p->set[i][c]) < 0)
+				log_debug_errno(-errno, "rmdir %s", p->set[i][c]);
+			free(p->set[i][c]);
+		}
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+/* Renames a pooled set to cg's v1 paths; false if the pool is empty or a rename failed (the
+ * set is then removed, and the caller makes new directories). */
+static bool cg_pool_take(struct cg_pool *p, struct cg *cg)
+{
+	char *set[_CG_V1_MAX];
+	bool ok = true;
+
+	if (!p)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	if (p->n == 0) {
+		pthread_mutex_unlock(&p->lock);
+		return false;
+	}
+	memcpy(set, p->set[--p->n], sizeof(set));
+	pthread_mutex_unlock(&p->lock);
+	for (int c = 0; c < _CG_V1_MAX; c++)
+		if (!!set[c] != !!cg->v1_path[c] ||
+		    (set[c] && ok && rename(set[c], cg->v1_path[c]) < 0)) {
+			log_debug_errno(-errno, "reusing %s", set[c] ?: cg->v1_path[c]);
+			ok = false;
+		}
+	for (int c = 0; c < _CG_V1_MAX; c++) {
+		if (!ok && set[c]) {
+			(void)rmdir(set[c]);
+			(void)rmdir(cg->v1_path[c]);
+		}
+		free(set[c]);
+	}
+	if (ok && cg->v1_path[CG_V1_MEMORY] &&
+	    cg_read_key_u64(cg->v1_path[CG_V1_MEMORY], "memory.oom_control", "oom_kill",
+			    &cg->oom_kills_base) < 0)
+		cg->oom_kills_base = 0;
+	return ok;
+}
+
+/* Resets cg's v1 directories, which hold no process, and keeps them for a next sandbox; false
+ * if the pool is full or something failed (the directories are where they were). */
+static bool cg_pool_put(struct cg_pool *p, struct cg *cg)
+{
+	char *set[_CG_V1_MAX] = { NULL };
+	unsigned long seq;
+	bool full;
+	int c, r;
+
+	if (!p)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	full = p->n >= CG_POOL_MAX;
+	seq = p->seq++;
+	pthread_mutex_unlock(&p->lock);
+	if (full)
+		return false;
+	for (c = 0; c < _CG_V1_MAX; c++) {
+		char buf[256];
+
+		if (!cg->v1_path[c])
+			continue;
+		/* Empty, or rmdir is the way (after a cgroup.kill). */
+		if (cg_read(cg->v1_path[c], "cgroup.procs", buf, sizeof(buf)) != 0)
+			return false;
+		r = cg_v1_reset(c, cg->v1_path[c]);
+		if (r < 0) {
+			log_debug_errno(r, "resetting %s for reuse", cg->v1_path[c]);
+			return false;
+		}
+	}
+	for (c = 0; c < _CG_V1_MAX; c++) {
+		char *slash;
+
+		if (!cg->v1_path[c])
+			continue;
+		slash = strrchr(cg->v1_path[c], '/');
+		if (asprintf(&set[c], "%.*s/pool-%lu", (int)(slash - cg->v1_path[c]),
+			     cg->v1_path[c], seq) < 0) {
+			set[c] = NULL;
+			break;
+		}
+		if (rename(cg->v1_path[c], set[c]) < 0) {
+			free(set[c]);
+			set[c] = NULL;
+			break;
+		}
+	}
+	if (c < _CG_V1_MAX) {
+		/* Put back what moved: the caller removes the directories the usual way. */
+		for (int k = 0; k < c; k++)
+			if (set[k] && rename(set[k], cg->v1_path[k]) < 0)
+				(void)rmdir(set[k]);
+		for (int k = 0; k < _CG_V1_MAX; k++)
+			free(set[k]);
+		return false;
+	}
+	pthread_mutex_lock(&p->lock);
+	full = p->n >= CG_POOL_MAX;
+	if (!full)
+		memcpy(p->set[p->n++], set, sizeof(set));
+	pthread_mutex_unlock(&p->lock);
+	if (full)
+		for (c = 0; c < _CG_V1_MAX; c++) {
+			if (set[c])
+				(void)rmdir(set[c]);
+			free(set[c]);
+		}
+	for (c = 0; c < _CG_V1_MAX; c++) {
+		free(cg->v1_path[c]);
+		free(cg->v1_procs[c]);
+		cg->v1_path[c] = cg->v1_procs[c] = NULL;
+	}
+	return true;
+}
+
 int cg_node_new(const char *name, struct cg_node **ret)
 {
 	_cleanup_(cg_node_freep) struct cg_node *node = NULL;
@@ -335,6 +484,9 @@ int cg_node_new(const char *name, struct cg_node **ret)
 				return log_errno(r, "mkdir %s", node->v1_path[c]);
 			node->at[c] = CG_AT_V1;
 		}
+		node->pool = cg_pool_new();
+		if (!node->pool)
+			return log_errno(-ENOMEM, "allocate the cgroup node");
 	}
 	/* Controllers that no v1 hierarchy holds: all of them on unified nodes. */
 	cg_v2_enable_controllers(node);
@@ -357,6 +509,7 @@ struct cg_node *cg_node_free(struct cg_node *node)
 
 	if (!node)
 		return NULL;
+	cg_pool_free(node->pool);
 	/* Only empty parents go: sandboxes left by this daemon keep theirs (and rmdir of a
 	 * non-empty cgroup directory fails with EBUSY, never removes anything). */
 	for (int c = 0; c < _CG_V1_MAX; c++) {
@@ -437,6 +590,7 @@ int cg_create(const struct cg_node *node, const char *id, const struct cg_limits
 	if (!cg)
 		return log_errno(-ENOMEM, "allocate cgroup of %s", id);
 	cg->mode = node->mode;
+	cg->pool = node->pool;
 	cg->v2_path = cg_join(node->v2_path, id);
 	if (!cg->v2_path)
 		return log_errno(-ENOMEM, "allocate cgroup of %s", id);
@@ -456,8 +610,11 @@ int cg_create(const struct cg_node *node, const char *id, const struct cg_limits
 	if (mkdir(cg->v2_path, 0755) < 0)
 		return log_errno(-errno, "mkdir %s", cg->v2_path);
 	made_v2 = true;
+	if (cg_pool_take(cg->pool, cg))
+		for (int c = 0; c < _CG_V1_MAX; c++)
+			made_v1[c] = cg->v1_path[c];
 	for (int c = 0; c < _CG_V1_MAX && r >= 0; c++) {
-		if (!cg->v1_path[c])
+		if (!cg->v1_path[c] || made_v1[c])
 			continue;
 		if (mkdir(cg->v1_path[c], 0755) < 0)
 			r = log_errno(-errno, "mkdir %s", cg->v1_path[c]);
@@ -558,6 +715,8 @@ int cg_read_stats(const struct cg *cg, struct cg_stats *ret)
 		if (r < 0)
 			return r;
 	}
+	/* A reused memory cgroup counts the kills of the sandboxes before this one too. */
+	s.oom_kills -= MIN(s.oom_kills, cg->oom_kills_base);
 	*ret = s;
 	return 0;
 }
@@ -568,6 +727,8 @@ int cg_remove(struct cg *cg)
 {
 	int r, busy = 0;
 
+	/* The v1 directories are kept for a next sandbox where they can be (cg_create()). */
+	(void)cg_pool_put(cg->pool, cg);
 	for (int c = 0; c < _CG_V1_MAX; c++) {
 		if (!cg->v1_path[c])
 			continue;

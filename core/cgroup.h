@@ -39,11 +39,17 @@ struct cg_stats {
 
 struct cg_node;
 
+struct cg_pool;
+
 struct cg {
 	char *v2_path;                 /* the sandbox's cgroup2 directory */
 	char *v1_path[_CG_V1_MAX];     /* hybrid only, else NULL */
 	char *v1_procs[_CG_V1_MAX];    /* "<v1_path>/cgroup.procs", precomputed for cg_attach_self() */
 	enum cg_mode mode;
+	/* Hybrid: where cg_remove() keeps the v1 directories for the next cg_create(), and the
+	 * oom_kill count they came with (a reused memory cgroup's counter does not restart). */
+	struct cg_pool *pool;
+	uint64_t oom_kills_base;
 };
 
 const char *cg_mode_to_string(enum cg_mode m);
@@ -64,7 +70,11 @@ enum cg_mode cg_node_mode(const struct cg_node *node);
 const char *cg_node_v2_path(const struct cg_node *node);
 
 /* Creates the sandbox's directories and writes its limits. All or nothing: on failure every
- * directory made is removed again. Any loop thread may call it; the caller owns *ret. */
+ * directory made is removed again. Any loop thread may call it; the caller owns *ret. On a
+ * hybrid node the v1 directories of a removed sandbox are reused when there are some
+ * (renamed, their limits and counters reset by cg_remove()): making and removing a memory
+ * cgroup is the dearer part of a sandbox's cgroups. cgroup2 directories cannot be renamed,
+ * so on a unified node every sandbox gets new ones. */
 int cg_create(const struct cg_node *node, const char *id, const struct cg_limits *limits,
 	      struct cg **ret);
 /* O_DIRECTORY|O_CLOEXEC fd of the cgroup2 directory, for CLONE_INTO_CGROUP. */

@@ -441,6 +441,55 @@ Test(cgroup, no_limits_means_unlimited)
 	close_node();
 }
 
+/* On a hybrid node the v1 directories of a removed sandbox serve the next one (renamed: the
+ * same kernel objects), with every limit and counter of the first one gone. */
+Test(cgroup, hybrid_reuses_v1_directories_reset)
+{
+	struct cg_limits l = { .memory_bytes = 64u << 20, .pids = 16, .cpu_weight = 200,
+			       .cpu_idle = 1 };
+	ino_t ino[_CG_V1_MAX];
+	char first[_CG_V1_MAX][PATH_MAX], path[PATH_MAX];
+	struct cg *a = NULL, *b = NULL;
+	struct cg_stats s;
+	struct stat st;
+	int r;
+
+	open_node();
+	if (cg_node_mode(node) != CG_MODE_HYBRID) {
+		node = cg_node_free(node);
+		cr_skip_test("only hybrid nodes reuse directories: cgroup2 has no rename");
+	}
+	r = cg_create(node, "first", &l, &a);
+	cr_assert_eq(r, 0, "cg_create: %s", strerror(-r));
+	for (int c = 0; c < _CG_V1_MAX; c++) {
+		cr_assert_eq(stat(a->v1_path[c], &st), 0);
+		ino[c] = st.st_ino;
+		snprintf(first[c], sizeof(first[c]), "%s", a->v1_path[c]);
+	}
+	remove_and_check(a);
+
+	r = cg_create(node, "second", &no_limits, &b);
+	cr_assert_eq(r, 0, "cg_create: %s", strerror(-r));
+	for (int c = 0; c < _CG_V1_MAX; c++) {
+		cr_assert_eq(stat(b->v1_path[c], &st), 0);
+		cr_expect_eq(st.st_ino, ino[c], "%s is not the reused directory", b->v1_path[c]);
+		cr_expect(!exists(first[c]), "%s is still there", first[c]);
+	}
+	r = cg_read_stats(b, &s);
+	cr_assert_eq(r, 0, "cg_read_stats: %s", strerror(-r));
+	cr_expect_eq(s.memory_max, UINT64_MAX, "the first one's memory limit stayed");
+	cr_expect_eq(s.oom_kills, 0);
+	assert_file(b->v1_path[CG_V1_MEMORY], "memory.failcnt", "0");
+	assert_file(b->v1_path[CG_V1_PIDS], "pids.max", "max");
+	assert_file(b->v1_path[CG_V1_CPU], "cpu.shares", "1024");
+	snprintf(path, sizeof(path), "%s/cpu.idle", b->v1_path[CG_V1_CPU]);
+	if (exists(path))
+		assert_file(b->v1_path[CG_V1_CPU], "cpu.idle", "0");
+	remove_and_check(b);
+	/* And the pooled directories go with the node (close_node() checks the parents). */
+	close_node();
+}
+
 Test(cgroup, child_is_in_every_hierarchy)
 {
 	const char *dirs[_CG_V1_MAX + 1];
