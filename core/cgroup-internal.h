@@ -34,9 +34,10 @@ struct cg_node {
 	struct cg_pool *pool;          /* hybrid nodes: cgroup.c */
 };
 
-/* Back to what a new v1 directory of controller c has: no limits, counters at zero (the
- * memory cgroup's pages reclaimed). It must hold no process. */
-int cg_v1_reset(enum cg_v1_controller c, const char *dir);
+/* Back to what a new v1 directory of controller c has where it matters: no limit of those
+ * cg_v1_apply() wrote for l (the counters warren reads, oom_kill, are taken as a baseline
+ * instead). It must hold no process. */
+int cg_v1_reset(enum cg_v1_controller c, const char *dir, const struct cg_limits *l);
 
 /* "memory", "pids", "cpu": the controller's name in both cgroup versions. */
 extern const char *const cg_controller_name[_CG_V1_MAX];

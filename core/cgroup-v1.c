@@ -146,41 +146,30 @@ int cg_v1_apply(enum cg_v1_controller c, const char *dir, const struct cg_limits
 	}
 }
 
-int cg_v1_reset(enum cg_v1_controller c, const char *dir)
+int cg_v1_reset(enum cg_v1_controller c, const char *dir, const struct cg_limits *l)
 {
-	static const char *const memory_zero[] = {
-		"memory.max_usage_in_bytes", "memory.failcnt", "memory.memsw.max_usage_in_bytes",
-		"memory.memsw.failcnt",
-	};
 	int r;
 
 	switch (c) {
 	case CG_V1_MEMORY:
-		/* Unlimited: memory plus swap first, which must never be below memory alone. */
+		if (!l->memory_bytes)
+			return 0;
+		/* Unlimited: memory plus swap first, which must never be below memory alone. The
+		 * page cache the last sandbox left charged (mostly the image's, which the next one
+		 * reads too) stays: memory.force_empty would drain every CPU's page lists and cost
+		 * more than a new memory cgroup; the kernel reclaims it first when the next sandbox
+		 * nears its limit. */
 		r = cg_write(dir, "memory.memsw.limit_in_bytes", "-1");
 		if (r < 0 && r != -ENOENT)
 			return r;
-		r = cg_write(dir, "memory.limit_in_bytes", "-1");
-		if (r < 0)
-			return r;
-		/* The page cache the last sandbox left charged here (mostly the image's, which the
-		 * next one reads too) stays: memory.force_empty would drain every CPU's page lists
-		 * and cost more than a new memory cgroup. The kernel reclaims it first when the next
-		 * sandbox nears its limit. */
-		for (size_t i = 0; i < ELEMENTSOF(memory_zero); i++) {
-			r = cg_write(dir, memory_zero[i], "0");
-			if (r < 0 && r != -ENOENT)
-				return r;
-		}
-		return 0;
+		return cg_write(dir, "memory.limit_in_bytes", "-1");
 	case CG_V1_PIDS:
-		return cg_write(dir, "pids.max", "max");
+		return l->pids ? cg_write(dir, "pids.max", "max") : 0;
 	case CG_V1_CPU:
 		/* Not idle first: an idle group refuses new shares (EINVAL). */
-		r = cg_write(dir, "cpu.idle", "0");
-		if (r < 0 && r != -ENOENT)
+		if (l->cpu_idle && (r = cg_write(dir, "cpu.idle", "0")) < 0)
 			return r;
-		return cg_write_u64(dir, "cpu.shares", 1024);
+		return l->cpu_weight || l->cpu_idle ? cg_write_u64(dir, "cpu.shares", 1024) : 0;
 	default:
 		return -EINVAL;
 	}

@@ -73,8 +73,14 @@ int cg_write(const char *dir, const char *file, const char *value)
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* cgroupfs takes a value in one write or refuses it whole: a short write cannot happen. */
-	n = write(fd, value, len);
+	/* cgroupfs takes a value in one write or refuses it whole: a short write cannot happen.
+	 * A memory limit below the usage makes the write reclaim first, which gives up with
+	 * EINTR when the thread has io_uring task work pending: it goes on where it was. */
+	for (int i = 0; i < 16; i++) {
+		n = write(fd, value, len);
+		if (n >= 0 || errno != EINTR)
+			break;
+	}
 	r = n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;
 	safe_close(fd);
 	return r;
@@ -362,8 +368,9 @@ static bool cg_pool_take(struct cg_pool *p, struct cg *cg)
 	return ok;
 }
 
-/* Resets cg's v1 directories, which hold no process, and keeps them for a next sandbox; false
- * if the pool is full or something failed (the directories are where they were). */
+/* Resets cg's v1 directories, which hold no process (its cgroup2 directory is gone), and keeps
+ * them for a next sandbox; false if the pool is full or something failed (the directories are
+ * where they were). */
 static bool cg_pool_put(struct cg_pool *p, struct cg *cg)
 {
 	char *set[_CG_V1_MAX] = { NULL };
@@ -380,14 +387,9 @@ static bool cg_pool_put(struct cg_pool *p, struct cg *cg)
 	if (full)
 		return false;
 	for (c = 0; c < _CG_V1_MAX; c++) {
-		char buf[256];
-
 		if (!cg->v1_path[c])
 			continue;
-		/* Empty, or rmdir is the way (after a cgroup.kill). */
-		if (cg_read(cg->v1_path[c], "cgroup.procs", buf, sizeof(buf)) != 0)
-			return false;
-		r = cg_v1_reset(c, cg->v1_path[c]);
+		r = cg_v1_reset(c, cg->v1_path[c], &cg->limits);
 		if (r < 0) {
 			log_debug_errno(r, "resetting %s for reuse", cg->v1_path[c]);
 			return false;
@@ -591,6 +593,7 @@ int cg_create(const struct cg_node *node, const char *id, const struct cg_limits
 		return log_errno(-ENOMEM, "allocate cgroup of %s", id);
 	cg->mode = node->mode;
 	cg->pool = node->pool;
+	cg->limits = *limits;
 	cg->v2_path = cg_join(node->v2_path, id);
 	if (!cg->v2_path)
 		return log_errno(-ENOMEM, "allocate cgroup of %s", id);
@@ -727,7 +730,16 @@ int cg_remove(struct cg *cg)
 {
 	int r, busy = 0;
 
-	/* The v1 directories are kept for a next sandbox where they can be (cg_create()). */
+	/* cgroup2 first: every process of the sandbox is there too (CLONE_INTO_CGROUP), so once
+	 * its directory is gone the v1 ones hold none either, and are kept for a next sandbox
+	 * where they can be (cg_create()). */
+	if (cg->v2_path) {
+		r = cg_rmdir_tree(cg->v2_path, 0);
+		if (r < 0)
+			return r;
+		free(cg->v2_path);
+		cg->v2_path = NULL;
+	}
 	(void)cg_pool_put(cg->pool, cg);
 	for (int c = 0; c < _CG_V1_MAX; c++) {
 		if (!cg->v1_path[c])
@@ -742,15 +754,6 @@ int cg_remove(struct cg *cg)
 		free(cg->v1_path[c]);
 		free(cg->v1_procs[c]);
 		cg->v1_path[c] = cg->v1_procs[c] = NULL;
-	}
-	if (cg->v2_path) {
-		r = cg_rmdir_tree(cg->v2_path, 0);
-		if (r == -EBUSY)
-			return r;
-		if (r < 0)
-			return r;
-		free(cg->v2_path);
-		cg->v2_path = NULL;
 	}
 	return busy;
 }

@@ -50,6 +50,7 @@ struct cg {
 	 * oom_kill count they came with (a reused memory cgroup's counter does not restart). */
 	struct cg_pool *pool;
 	uint64_t oom_kills_base;
+	struct cg_limits limits;       /* what cg_create() wrote, for the reset */
 };
 
 const char *cg_mode_to_string(enum cg_mode m);

@@ -693,7 +693,15 @@ int sandbox_exec_dir_open(struct daemon *d)
 	 * left by an earlier warrend is used again. */
 	if (statfs(dir, &sf) < 0)
 		return log_errno(-errno, "statfs %s", dir);
-	if (sf.f_type != TMPFS_MAGIC) {
+	if (sf.f_type == TMPFS_MAGIC) {
+		struct statfs parent;
+
+		/* On a tmpfs where the state directory is not: the one a killed warrend mounted,
+		 * ours to unmount at the end. */
+		if (statfs(d->state_dir, &parent) < 0)
+			return log_errno(-errno, "statfs %s", d->state_dir);
+		d->exec_dir_mounted = parent.f_type != TMPFS_MAGIC;
+	} else {
 		snprintf(opts, sizeof(opts), "mode=0700,size=64k,nr_inodes=%u",
 			 d->max_sandboxes + 1024);
 		if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
