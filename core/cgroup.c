@@ -613,24 +613,33 @@ int cg_create(const struct cg_node *node, const char *id, const struct cg_limits
 	if (mkdir(cg->v2_path, 0755) < 0)
 		return log_errno(-errno, "mkdir %s", cg->v2_path);
 	made_v2 = true;
-	if (cg_pool_take(cg->pool, cg))
+	/* A reused set that refuses the limits (a memory limit below what the last sandbox left
+	 * charged and the kernel cannot reclaim: EBUSY) gives way to new directories. */
+	for (bool reused = cg_pool_take(cg->pool, cg), again = reused;; reused = again = false) {
 		for (int c = 0; c < _CG_V1_MAX; c++)
-			made_v1[c] = cg->v1_path[c];
-	for (int c = 0; c < _CG_V1_MAX && r >= 0; c++) {
-		if (!cg->v1_path[c] || made_v1[c])
-			continue;
-		if (mkdir(cg->v1_path[c], 0755) < 0)
-			r = log_errno(-errno, "mkdir %s", cg->v1_path[c]);
-		else
-			made_v1[c] = true;
-	}
-	for (int c = 0; c < _CG_V1_MAX && r >= 0; c++) {
-		if (node->at[c] == CG_AT_V1)
-			r = cg_v1_apply(c, cg->v1_path[c], limits);
-		else if (node->at[c] == CG_AT_V2)
-			r = cg_v2_apply(c, cg->v2_path, limits);
-		if (r < 0)
-			log_errno(r, "sandbox %s: set the %s limits", id, cg_controller_name[c]);
+			made_v1[c] = reused && cg->v1_path[c];
+		for (int c = 0; c < _CG_V1_MAX && r >= 0; c++) {
+			if (!cg->v1_path[c] || made_v1[c])
+				continue;
+			if (mkdir(cg->v1_path[c], 0755) < 0)
+				r = log_errno(-errno, "mkdir %s", cg->v1_path[c]);
+			else
+				made_v1[c] = true;
+		}
+		for (int c = 0; c < _CG_V1_MAX && r >= 0; c++) {
+			if (node->at[c] == CG_AT_V1)
+				r = cg_v1_apply(c, cg->v1_path[c], limits);
+			else if (node->at[c] == CG_AT_V2)
+				r = cg_v2_apply(c, cg->v2_path, limits);
+			if (r < 0 && !again)
+				log_errno(r, "sandbox %s: set the %s limits", id,
+					  cg_controller_name[c]);
+		}
+		if (r >= 0 || !again)
+			break;
+		cg_undo_create(cg, false, made_v1);
+		cg->oom_kills_base = 0;
+		r = 0;
 	}
 	if (r < 0) {
 		cg_undo_create(cg, made_v2, made_v1);

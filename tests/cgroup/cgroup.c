@@ -252,6 +252,28 @@ static int child_hog(const struct cg *cg, int go, int done)
 	return wait_go(go);
 }
 
+/* Leaves 16 MiB of tmpfs pages charged to its memory cgroup (the file outlives it). */
+static char shm_path[64];
+
+static int child_shm(const struct cg *cg, int go, int done)
+{
+	static char block[1 << 20];
+	int fd;
+
+	if (cg_attach_self(cg) < 0)
+		return 2;
+	fd = open(shm_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 3;
+	memset(block, 'x', sizeof(block));
+	for (int i = 0; i < 16; i++)
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+			return 4;
+	close(fd);
+	(void)write(done, "x", 1);
+	return wait_go(go);
+}
+
 static int sleeper(void)
 {
 	pause();
@@ -487,6 +509,58 @@ Test(cgroup, hybrid_reuses_v1_directories_reset)
 		assert_file(b->v1_path[CG_V1_CPU], "cpu.idle", "0");
 	remove_and_check(b);
 	/* And the pooled directories go with the node (close_node() checks the parents). */
+	close_node();
+}
+
+/* A reused memory cgroup still charged with what the last sandbox left that the kernel cannot
+ * reclaim (tmpfs pages, no swap) refuses a lower limit (EBUSY): the create makes new
+ * directories instead, and succeeds. */
+Test(cgroup, hybrid_reuse_gives_way_to_new_directories)
+{
+	struct cg_limits small = { .memory_bytes = 4u << 20 };
+	struct cg *a = NULL, *b = NULL;
+	struct child ch;
+	struct stat st;
+	ino_t ino;
+	int r, status;
+	FILE *swaps = fopen("/proc/swaps", "re");
+	char line[256];
+	bool swap = false;
+
+	open_node();
+	if (cg_node_mode(node) != CG_MODE_HYBRID) {
+		node = cg_node_free(node);
+		cr_skip_test("only hybrid nodes reuse directories: cgroup2 has no rename");
+	}
+	/* The header line, then one per swap area. */
+	for (int i = 0; swaps && fgets(line, sizeof(line), swaps); i++)
+		swap = i > 0;
+	if (swaps)
+		fclose(swaps);
+	if (swap) {
+		node = cg_node_free(node);
+		cr_skip_test("the node has swap: the kernel could reclaim the tmpfs pages");
+	}
+	snprintf(shm_path, sizeof(shm_path), "/dev/shm/warren-test-cg-%d", (int)getpid());
+	r = cg_create(node, "charged", &no_limits, &a);
+	cr_assert_eq(r, 0, "cg_create: %s", strerror(-r));
+	cr_assert_eq(stat(a->v1_path[CG_V1_MEMORY], &st), 0);
+	ino = st.st_ino;
+	ch = spawn(a, child_shm);
+	cr_assert(child_checkpoint(&ch));
+	(void)write(ch.go, "x", 1);
+	status = child_wait(&ch);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	remove_and_check(a);
+
+	r = cg_create(node, "small", &small, &b);
+	(void)unlink(shm_path);
+	cr_assert_eq(r, 0, "cg_create with a 4 MiB limit after a charged sandbox: %s",
+		     strerror(-r));
+	cr_assert_eq(stat(b->v1_path[CG_V1_MEMORY], &st), 0);
+	cr_expect_neq(st.st_ino, ino, "the charged memory cgroup was reused");
+	assert_file(b->v1_path[CG_V1_MEMORY], "memory.limit_in_bytes", "4194304");
+	remove_and_check(b);
 	close_node();
 }
 
