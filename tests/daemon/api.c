@@ -129,7 +129,8 @@ Test(api, a_dead_spawn_zygote_is_replaced)
 	cr_assert_gt(n, 0, "warrend %d has no warren-zygote child", D.pid);
 	for (int i = 0; i < n; i++)
 		cr_assert_eq(kill(old[i], SIGKILL), 0);
-	for (int t = 0; t < 500 && !reaped; t++) {
+	/* Both: the old ones reaped, and as many new ones running (named so once exec'd). */
+	for (int t = 0; t < 500 && !(reaped && m == n); t++) {
 		usleep(10000);
 		reaped = true;
 		for (int i = 0; i < n; i++) {
