@@ -135,6 +135,14 @@ void daemon_stop(void)
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "warrend exited uncleanly (status 0x%x)", status);
 	cr_expect(stat(v2_parent(), &st) < 0, "warrend left %s behind", v2_parent());
+	/* And its v1 parents on a hybrid node, with the directories it kept for reuse. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const v1[] = { "memory", "pids", "cpu" };
+		char p[600];
+
+		snprintf(p, sizeof(p), "/sys/fs/cgroup/%s/%s", v1[i], D.cgname);
+		cr_expect(stat(p, &st) < 0, "warrend left %s behind", p);
+	}
 	/* Its image mounts and the tmpfs of its exec sockets (docs/architecture.md) go with it. */
 	cr_expect_eq(count_mounts(getpid(), D.dir), 0, "warrend left mounts under %s", D.dir);
 	/* Never recurse into a mount warrend left behind (the read-only image, say). */

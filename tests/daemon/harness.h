@@ -24,7 +24,9 @@ extern struct test_daemon D;
 /* Starts warrend with extra arguments (NULL-terminated), waits for its socket. */
 void daemon_start_args(const char *const *extra);
 void daemon_start(void);
-/* SIGTERM, then asserts a clean exit and that the cgroups it made are gone. */
+/* Stops warrend (SIGTERM) and checks that it exited cleanly and left no cgroup and no mount
+ * behind. criterion counts no failure of a .fini: a test that means to check the stop calls
+ * it itself, last. */
 void daemon_stop(void);
 
 /* One request; returns the HTTP status (200...) or the error status, with the parsed body
