@@ -511,24 +511,6 @@ long proc_status_kib(pid_t pid, const char *field)
 	return r < 0 ? r : find_kib(buf, field);
 }
 
-int proc_count_fds(pid_t pid)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 const char *loadavg(char buf[32])
 {
 	double a, b, c;

@@ -113,8 +113,6 @@ double ticks_to_s(uint64_t ticks);
 long meminfo_kib(const char *field);
 /* A "VmRSS"-style field of /proc/<pid>/status, in KiB, or -errno. */
 long proc_status_kib(pid_t pid, const char *field);
-/* Entries of /proc/<pid>/fd, or -errno. */
-int proc_count_fds(pid_t pid);
 /* "0.52 0.61 0.70" from /proc/loadavg: how busy the machine was around a measurement. */
 const char *loadavg(char buf[32]);
 

@@ -29,6 +29,7 @@ struct daemon {
 
 	/* derived at start-up */
 	char *log_dir;        /* <state_dir>/logs */
+	char *exec_dir;       /* <state_dir>/exec: the exec channels' sockets */
 	char *scratch_dir;    /* <state_dir>/mnt */
 	char *image_mount_dir;/* <state_dir>/images */
 	int listen_fd;

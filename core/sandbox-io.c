@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -668,21 +667,17 @@ static void exec_conn_closed(struct conn *c)
  * namespace. */
 static int exec_socket_path(const struct sandbox *s, char buf[PATH_MAX])
 {
-	int n = snprintf(buf, PATH_MAX, "%s/exec/%s.sock", s->loop->d->state_dir, s->id);
+	int n = snprintf(buf, PATH_MAX, "%s/%s.sock", s->loop->d->exec_dir, s->id);
 
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
 int sandbox_exec_dir_open(struct daemon *d)
 {
-	_cleanup_free_ char *dir = NULL;
+	const char *dir = d->exec_dir;
 	struct statfs sf;
 	char opts[64];
-	DIR *dh;
-	struct dirent *de;
 
-	if (asprintf(&dir, "%s/exec", d->state_dir) < 0)
-		return -ENOMEM;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return log_errno(-errno, "mkdir %s", dir);
 	if (chmod(dir, 0700) < 0)
@@ -708,14 +703,6 @@ int sandbox_exec_dir_open(struct daemon *d)
 			return log_errno(-errno, "mounting a tmpfs on %s", dir);
 		d->exec_dir_mounted = true;
 	}
-	/* Sockets of sandboxes that died with an earlier warrend. */
-	dh = opendir(dir);
-	if (!dh)
-		return log_errno(-errno, "opendir %s", dir);
-	while ((de = readdir(dh)))
-		if (de->d_name[0] != '.')
-			(void)unlinkat(dirfd(dh), de->d_name, 0);
-	closedir(dh);
 	return 0;
 }
 
@@ -729,11 +716,8 @@ int sandbox_exec_listen(struct sandbox *s)
 
 void sandbox_exec_dir_close(struct daemon *d)
 {
-	_cleanup_free_ char *dir = NULL;
-
-	if (d->exec_dir_mounted && asprintf(&dir, "%s/exec", d->state_dir) >= 0 &&
-	    umount2(dir, MNT_DETACH) < 0)
-		log_errno(-errno, "unmounting %s", dir);
+	if (d->exec_dir_mounted && umount2(d->exec_dir, MNT_DETACH) < 0)
+		log_errno(-errno, "unmounting %s", d->exec_dir);
 	d->exec_dir_mounted = false;
 }
 

@@ -132,9 +132,9 @@ void sandbox_log_close(struct sandbox *s);
 void sandbox_logs(struct sandbox *s, struct conn *c, bool follow);
 int sandbox_exec(struct sandbox *s, struct exec_spec *spec, struct conn *c,
 		 char err[SPEC_ERR_MAX]);
-/* The exec channels' socket files, <state-dir>/exec/<id>.sock. The directory (0700, on a
- * tmpfs: one of ours if the state directory is on a disk) is opened and emptied at start-up
- * and closed (unmounted, if ours) at shutdown, on the main thread. Per sandbox, on its loop:
+/* The exec channels' socket files, <exec_dir>/<id>.sock. The directory (0700, on a tmpfs: one
+ * of ours if the state directory is on a disk) is opened at start-up (warrend.c then empties
+ * it) and closed (unmounted, if ours) at shutdown, on the main thread. Per sandbox, on its loop:
  * the listening socket for spawn_config.exec_fd (the caller closes it once the init has its
  * copy) and its removal. */
 struct daemon;

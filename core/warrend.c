@@ -79,22 +79,28 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *ret)
 	return 0;
 }
 
+/* name in the directory of path. */
+static char *beside(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	char *p;
+
+	if (asprintf(&p, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name) < 0)
+		return NULL;
+	return p;
+}
+
 static char *default_init_path(void)
 {
-	char exe[PATH_MAX], *slash, *p;
+	char exe[PATH_MAX], *p;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (n > 0) {
 		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if (asprintf(&p, "%s/warren-init", exe) >= 0) {
-				if (access(p, X_OK) == 0)
-					return p;
-				free(p);
-			}
-		}
+		p = beside(exe, "warren-init");
+		if (p && access(p, X_OK) == 0)
+			return p;
+		free(p);
 	}
 	return strdup(WARREN_LIBEXECDIR "/warren-init");
 }
@@ -210,7 +216,8 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-/* Removes the files of a directory (logs of sandboxes no daemon owns any more). */
+/* Removes what a directory holds but directories (logs and exec sockets of sandboxes no
+ * daemon owns any more). */
 static void sweep_dir(const char *path)
 {
 	DIR *dir = opendir(path);
@@ -219,7 +226,7 @@ static void sweep_dir(const char *path)
 	if (!dir)
 		return;
 	while ((e = readdir(dir)))
-		if (e->d_type == DT_REG)
+		if (e->d_type != DT_DIR)
 			(void)unlinkat(dirfd(dir), e->d_name, 0);
 	closedir(dir);
 }
@@ -335,17 +342,6 @@ static void *loop_thread(void *arg)
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
-/* name in the directory of path. */
-static char *beside(const char *path, const char *name)
-{
-	const char *slash = strrchr(path, '/');
-	char *p;
-
-	if (asprintf(&p, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name) < 0)
-		return NULL;
-	return p;
-}
-
 static int setup(struct daemon *d)
 {
 	struct rlimit rl;
@@ -357,6 +353,7 @@ static int setup(struct daemon *d)
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (asprintf(&d->log_dir, "%s/logs", d->state_dir) < 0 ||
+	    asprintf(&d->exec_dir, "%s/exec", d->state_dir) < 0 ||
 	    asprintf(&d->scratch_dir, "%s/mnt", d->state_dir) < 0 ||
 	    asprintf(&d->image_mount_dir, "%s/images", d->state_dir) < 0)
 		return -ENOMEM;
@@ -391,6 +388,7 @@ static int setup(struct daemon *d)
 	r = sandbox_exec_dir_open(d);
 	if (r < 0)
 		return r;
+	sweep_dir(d->exec_dir);
 	r = image_store_open(d->images_dir, d->image_mount_dir, &d->images);
 	if (r < 0)
 		return log_errno(r, "opening the images in %s", d->images_dir);
@@ -470,6 +468,7 @@ static void teardown(struct daemon *d)
 	free(d->cgroup_name);
 	free(d->profiles_dir);
 	free(d->log_dir);
+	free(d->exec_dir);
 	free(d->scratch_dir);
 	free(d->image_mount_dir);
 }

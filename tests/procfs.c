@@ -37,6 +37,24 @@ static long ring_files_of(const char *fdinfo)
 	return n;
 }
 
+int proc_count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
 long proc_ring_files(pid_t pid, int tries)
 {
 	char path[64], link[64], info[320], fdpath[320];

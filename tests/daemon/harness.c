@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "procfs.h"
 
 struct test_daemon D = { .pid = -1 };
 
@@ -287,14 +288,6 @@ char *raw_http(const char *request, size_t len, int timeout_ms)
 	return buf;
 }
 
-int count_fds(pid_t pid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	return count_dir(path);
-}
-
 pid_t sandbox_pid(const char *id)
 {
 	char path[96];
@@ -313,7 +306,7 @@ int settled_fds(void)
 	int last = -1, n;
 
 	for (int same = 0, i = 0; same < 5 && i < 500; i++) {
-		n = count_fds(D.pid);
+		n = proc_count_fds(D.pid);
 		same = n == last ? same + 1 : 0;
 		last = n;
 		usleep(20000);

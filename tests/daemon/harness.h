@@ -42,8 +42,7 @@ pid_t sandbox_pid(const char *id);
 json_t *wait_state(const char *id, const char *state, int ms);
 /* Raw bytes to the socket; the whole response until close or timeout_ms. */
 char *raw_http(const char *request, size_t len, int timeout_ms);
-/* Counts for the leak test. */
-int count_fds(pid_t pid);
+/* Counts for the leak test (warrend's fds: procfs.h). */
 /* warrend's fds once they stop changing (its namespace pool refills in the background). */
 int settled_fds(void);
 /* Mounts in pid's mount namespace whose line mentions `under` (the host's table is shared by
