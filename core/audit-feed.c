@@ -13,6 +13,8 @@
 #define AUDIT_RATE_LIMIT 2000      /* records a second, node-wide, when warrend sets it */
 #define AUDIT_BACKLOG_LIMIT 8192
 #define AUDIT_FLUSH_MS 100         /* Landlock denials whose event never completed */
+#define AUDIT_PARK_MS 1000         /* how long a refusal may wait for its pid to be noted */
+#define AUDIT_PARK_MAX 64
 
 static const char *const source_names[_AUDIT_SOURCE_MAX] = {
 	[AUDIT_SOURCE_NETLINK] = "netlink",
@@ -72,20 +74,16 @@ json_t *audit_feed_info(const struct daemon *d)
 			 (json_int_t)st.overflows);
 }
 
-static void on_denial(const struct audit_denial *a, void *userdata)
+/* Records the refusal a of sandbox id. */
+static void record(const struct audit_denial *a, const char *id)
 {
-	const struct daemon *d = userdata;
-	char id[16] = "", action[96], detail[192];
-	pid_t pid = a->pid ? a->pid : a->domain_pid;
+	char action[96], detail[192];
 	static const enum denial_layer layers[_AUDIT_LAYER_MAX] = {
 		[AUDIT_LAYER_SECCOMP] = DENIAL_SECCOMP,
 		[AUDIT_LAYER_LANDLOCK] = DENIAL_LANDLOCK,
 		[AUDIT_LAYER_APPARMOR] = DENIAL_APPARMOR,
 	};
 
-	/* Only refusals of sandboxes: the node's own processes are not ours to judge. */
-	if (pid <= 0 || sandbox_of_pid(d, pid, id) <= 0)
-		return;
 	switch (a->layer) {
 	case AUDIT_LAYER_SECCOMP:
 		if (a->syscall_name[0])
@@ -110,6 +108,47 @@ static void on_denial(const struct audit_denial *a, void *userdata)
 			 a->mask, a->pid, a->comm);
 	}
 	denial_record(id, layers[a->layer], action, detail);
+}
+
+/* Refusals of processes that were gone before their sandbox was known: an exec's pid reaches
+ * warrend in a message from the sandbox's init, which may be read after the kernel's record of
+ * what the exec did and its exit. Retried at each flush for AUDIT_PARK_MS. */
+static struct parked {
+	struct audit_denial a;
+	unsigned flushes_left;
+} parked[AUDIT_PARK_MAX];
+static size_t n_parked;
+
+static void on_denial(const struct audit_denial *a, void *userdata)
+{
+	const struct daemon *d = userdata;
+	pid_t pid = a->pid ? a->pid : a->domain_pid;
+	char id[16];
+	int r;
+
+	/* Only refusals of sandboxes: the node's own processes are not ours to judge. */
+	r = pid > 0 ? sandbox_of_pid(d, pid, id) : 0;
+	if (r > 0)
+		record(a, id);
+	else if (r == -ESRCH && n_parked < AUDIT_PARK_MAX)
+		parked[n_parked++] = (struct parked){ .a = *a,
+						      .flushes_left = AUDIT_PARK_MS / AUDIT_FLUSH_MS };
+}
+
+static void retry_parked(const struct daemon *d)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n_parked; i++) {
+		const struct audit_denial *a = &parked[i].a;
+		char id[16];
+
+		if (sandbox_of_pid(d, a->pid ? a->pid : a->domain_pid, id) > 0)
+			record(a, id);
+		else if (--parked[i].flushes_left > 0)
+			parked[kept++] = parked[i];
+	}
+	n_parked = kept;
 }
 
 static char buf[65536];
@@ -140,6 +179,7 @@ static void on_recv(struct loop *l, struct io_op *op, int res, uint32_t flags)
 static void on_flush(struct loop *l, struct io_op *op, int res, uint32_t flags)
 {
 	audit_reader_flush(l->d->audit, AUDIT_FLUSH_MS, on_denial, l->d);
+	retry_parked(l->d);
 	if (!l->draining)
 		loop_timer(l, &flush_op, &flush_ts, AUDIT_FLUSH_MS);
 }

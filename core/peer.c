@@ -50,11 +50,13 @@ int sandbox_of_pid(const struct daemon *d, pid_t pid, char ret_id[16])
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? noted(pid, ret_id) : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
+	if (fd < 0 && errno != ENOENT)
 		return -errno;
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (n < 0 && fd >= 0 && errno != ESRCH)
+		return -errno;
+	if (n < 0) /* gone, or reaped between the open and the read */
+		return noted(pid, ret_id) ?: -ESRCH;
 	buf[n] = '\0';
 	/* The cgroup2 line, "0::<path>", as the host's cgroup namespace shows it. */
 	line = strstr(buf, "0::");

@@ -80,8 +80,16 @@ static bool recorded(const char *id, const char *layer, const char *what)
 static const char *expect_recorded(const char *id, const char *layer, const char *what)
 {
 	bool r = recorded(id, layer, what);
+	json_t *info = NULL;
+	char *audit = NULL;
 
-	cr_expect(r, "no %s denial for '%s' recorded for %s", layer, what, id);
+	/* What the daemon's audit feed saw (records lost, denials attributed), for the failure. */
+	if (!r && api("GET", "/v1/info", NULL, &info) == 200)
+		audit = json_dumps(json_object_get(info, "audit"), JSON_COMPACT);
+	cr_expect(r, "no %s denial for '%s' recorded for %s (audit: %s)", layer, what, id,
+		  audit ? audit : "?");
+	free(audit);
+	json_decref(info);
 	return r ? "yes" : "no";
 }
 
