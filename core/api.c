@@ -307,6 +307,12 @@ static void handle_create(struct conn *c, json_t *body)
 		conn_respond_error(c, 503, "unavailable", "warrend is shutting down");
 		return;
 	}
+	/* One move at most: the sandbox lives on the loop it is made on. */
+	struct loop *to = loop_for_create(c->loop);
+	if (to != c->loop && c->hops++ == 0) {
+		conn_move(c, to);
+		return;
+	}
 	r = sandbox_spec_parse(body, &spec, err);
 	if (r < 0) {
 		respond_errno(c, r, err);

@@ -175,6 +175,17 @@ void loop_waitid_pid(struct loop *l, struct io_op *op, pid_t pid, siginfo_t *inf
 	sqe->addr2 = (uint64_t)(uintptr_t)info;
 }
 
+struct loop *loop_for_create(struct loop *l)
+{
+	struct loop *best = l;
+
+	for (unsigned i = 0; i < l->d->n_loops; i++)
+		if (atomic_load_explicit(&l->d->loops[i].n_sandboxes, memory_order_relaxed) <
+		    atomic_load_explicit(&best->n_sandboxes, memory_order_relaxed))
+			best = &l->d->loops[i];
+	return best;
+}
+
 struct loop *loop_for_id(struct daemon *d, const char *id)
 {
 	unsigned idx = 0;

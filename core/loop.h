@@ -36,7 +36,7 @@ struct loop {
 	struct daemon *d;
 	bool stop;
 	bool draining;                   /* stopping: exit once no sandbox or conn is left */
-	unsigned n_sandboxes;
+	atomic_uint n_sandboxes;         /* read by the other loops to place creates */
 	struct sandbox_table *sandboxes; /* owned by sandbox.c */
 	struct conn *conns;              /* open connections, for shutdown; owned by http.c */
 	unsigned n_conns;
@@ -100,6 +100,9 @@ int loop_file_remove(struct loop *l, int slot);
 
 /* The loop that owns a sandbox id (ids start with the loop index as two hex digits). */
 struct loop *loop_for_id(struct daemon *d, const char *id);
+/* Where a new sandbox goes: l, unless another loop holds fewer sandboxes. Each loop has its
+ * own core and spawn zygote, so creates arriving on one connection spread over them. */
+struct loop *loop_for_create(struct loop *l);
 
 /* Monotonic and wall clock time in seconds. */
 double now_mono(void);

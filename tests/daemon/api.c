@@ -167,6 +167,18 @@ Test(api, list_inspect_across_loops)
 				found++;
 	cr_expect_eq(found, 6, "list shows %zu of 6 running sandboxes", found);
 	json_decref(o);
+	/* Creates spread over the loops (an id starts with its loop's index in hex): made one
+	 * after another, the loops' counts differ by one at most. */
+	cr_assert_eq(api("GET", "/v1/info", NULL, &o), 200);
+	int cores = (int)json_integer_value(json_object_get(o, "cores")), per[8] = { 0 };
+	json_decref(o);
+	cr_assert(cores >= 1 && cores <= 8);
+	for (int k = 0; k < 6; k++)
+		per[strtol((char[]){ ids[k][0], ids[k][1], '\0' }, NULL, 16) % 8]++;
+	for (int a = 0; a < cores; a++)
+		for (int b = 0; b < cores; b++)
+			cr_expect(per[a] - per[b] <= 1, "loop %d holds %d sandboxes, loop %d %d", a,
+				  per[a], b, per[b]);
 	for (int k = 0; k < 6; k++) {
 		char path[128];
 
