@@ -32,6 +32,8 @@ struct cg_node {
 	char *v1_path[_CG_V1_MAX];     /* <v1 mount point>/<name> where at[c] == CG_AT_V1 */
 	enum cg_where at[_CG_V1_MAX];
 	struct cg_pool *pool;          /* hybrid nodes: cgroup.c */
+	int favor_fd;                  /* the detached mount of warren's favordynmods hierarchy */
+	const char *favor_how;         /* "on: ..." or "off: why" (hybrid); NULL on unified */
 };
 
 /* Back to what a new v1 directory of controller c has where it matters: no limit of those
@@ -60,6 +62,16 @@ int cg_errno_from_ecg(int ecg);
 /* Fills ret_mount[c] with the v1 mount point of each controller (malloc'ed), NULL where the
  * controller is not mounted as v1 (absent, or bound to cgroup2). Uses libcgroup; main thread. */
 int cg_v1_discover(char *ret_mount[_CG_V1_MAX]);
+/* Moving a process into a v1 cgroup (cgroup.procs) takes cgroup_threadgroup_rwsem for writing,
+ * under cgroup_mutex. Unless the lock's rcu_sync is already entered, that waits a full RCU
+ * grace period (8-17 ms measured on a 2-core VM; see docs/performance.md), and every clone into
+ * a cgroup, mkdir and rmdir waits behind it. A cgroup root with the favordynmods option keeps
+ * it entered, for every hierarchy, at the cost of slightly dearer forks and exits node-wide.
+ * The host's hierarchies are not warren's to remount, so unless one has the option already,
+ * warren makes its own: an empty named v1 hierarchy, held by a detached mount
+ * (node->favor_fd) that goes with warrend. Sets node->favor_how. */
+#define CG_FAVOR_NAME "warren-favordynmods"
+void cg_v1_favor_dynmods(struct cg_node *node);
 /* crun's mapping of cgroup v2 cpu.weight (1..10000) to v1 cpu.shares (2..262144). */
 uint64_t cg_v1_weight_to_shares(uint32_t weight);
 int cg_v1_apply(enum cg_v1_controller c, const char *dir, const struct cg_limits *l);

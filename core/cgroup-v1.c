@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup v1, on hybrid nodes: libcgroup finds the memory, pids and cpu hierarchies, and the
  * sandbox's limits and stats live in their files. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libcgroup.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
 #include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cgroup-internal.h"
 #include "log.h"
@@ -197,4 +202,65 @@ int cg_v1_read_stats(enum cg_v1_controller c, const char *dir, struct cg_stats *
 	default:
 		return 0;
 	}
+}
+
+/* ---- favordynmods --------------------------------------------------------------------------- */
+
+/* Whether a mounted cgroup hierarchy (the host's) already has the option. */
+static bool cg_mounted_with_favordynmods(void)
+{
+	FILE *f = fopen("/proc/self/mounts", "re");
+	char line[1024];
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char type[32], opts[768];
+
+		found = sscanf(line, "%*s %*s %31s %767s", type, opts) == 2 &&
+			(strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0) &&
+			strstr(opts, "favordynmods");
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* A detached mount of the named hierarchy, with the option; -errno. */
+static int cg_favor_mount(void)
+{
+	_cleanup_close_ int fs = fsopen("cgroup", FSOPEN_CLOEXEC);
+	int fd;
+
+	if (fs < 0 || fsconfig(fs, FSCONFIG_SET_FLAG, "none", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "name", CG_FAVOR_NAME, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "favordynmods", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -errno;
+	fd = fsmount(fs, FSMOUNT_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+void cg_v1_favor_dynmods(struct cg_node *node)
+{
+	const struct timespec pause = { .tv_nsec = 2000000 };
+	int r;
+
+	if (cg_mounted_with_favordynmods()) {
+		node->favor_how = "on: a mounted cgroup hierarchy has the favordynmods option";
+		return;
+	}
+	/* EBUSY: the root of a warrend that just stopped is still being torn down (the kernel
+	 * does that after an RCU grace period); a new one can be made once it is gone. */
+	for (int t = 0; (r = cg_favor_mount()) == -EBUSY && t < 250; t++)
+		nanosleep(&pause, NULL);
+	if (r < 0) {
+		node->favor_how = r == -EINVAL ? "off: this kernel has no favordynmods (added in Linux 6.0)"
+					       : "off: the named hierarchy could not be made";
+		log_warn_errno(r, "cgroups: favordynmods is %s: each sandbox's v1 attach may wait "
+				  "an RCU grace period", node->favor_how);
+		return;
+	}
+	node->favor_fd = r;
+	node->favor_how = "on: held by warrend (an empty named v1 hierarchy, name=" CG_FAVOR_NAME ")";
+	log_debug("cgroups: favordynmods %s", node->favor_how + 4);
 }

@@ -451,6 +451,7 @@ int cg_node_new(const char *name, struct cg_node **ret)
 	node = calloc(1, sizeof(*node));
 	if (!node)
 		return log_errno(-ENOMEM, "allocate the cgroup node");
+	node->favor_fd = -EBADF;
 	r = cg_detect(node);
 	if (r < 0)
 		return r;
@@ -489,6 +490,7 @@ int cg_node_new(const char *name, struct cg_node **ret)
 		node->pool = cg_pool_new();
 		if (!node->pool)
 			return log_errno(-ENOMEM, "allocate the cgroup node");
+		cg_v1_favor_dynmods(node);
 	}
 	/* Controllers that no v1 hierarchy holds: all of them on unified nodes. */
 	cg_v2_enable_controllers(node);
@@ -512,6 +514,7 @@ struct cg_node *cg_node_free(struct cg_node *node)
 	if (!node)
 		return NULL;
 	cg_pool_free(node->pool);
+	safe_close(node->favor_fd);
 	/* Only empty parents go: sandboxes left by this daemon keep theirs (and rmdir of a
 	 * non-empty cgroup directory fails with EBUSY, never removes anything). */
 	for (int c = 0; c < _CG_V1_MAX; c++) {
@@ -539,6 +542,11 @@ enum cg_mode cg_node_mode(const struct cg_node *node)
 const char *cg_node_v2_path(const struct cg_node *node)
 {
 	return node->v2_path;
+}
+
+const char *cg_node_favordynmods(const struct cg_node *node)
+{
+	return node->favor_how;
 }
 
 /* ---- one sandbox ------------------------------------------------------------------------- */

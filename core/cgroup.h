@@ -69,6 +69,9 @@ struct cg_node *cg_node_free(struct cg_node *node);
 enum cg_mode cg_node_mode(const struct cg_node *node);
 /* Where the node's cgroup2 parent directory is, e.g. /sys/fs/cgroup/unified/warren. */
 const char *cg_node_v2_path(const struct cg_node *node);
+/* Hybrid nodes: whether v1 attaches are spared their RCU grace period, "on: how" or
+ * "off: why" (see cg_v1_favor_dynmods()); NULL on unified nodes, which do not attach. */
+const char *cg_node_favordynmods(const struct cg_node *node);
 
 /* Creates the sandbox's directories and writes its limits. All or nothing: on failure every
  * directory made is removed again. Any loop thread may call it; the caller owns *ret. On a

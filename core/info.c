@@ -194,9 +194,10 @@ json_t *info_probe(const struct daemon *d)
 	read_line("/proc/sys/kernel/seccomp/actions_avail", actions, sizeof(actions));
 
 	return json_pack(
-		"{s:s,s:i,s:{s:s,s:s},s:o,s:o,s:o,s:o,s:b,s:s,s:o,s:i,s:{s:I,s:I},s:s,s:o}",
+		"{s:s,s:i,s:{s:s,s:s,s:s?},s:o,s:o,s:o,s:o,s:b,s:s,s:o,s:i,s:{s:I,s:I},s:s,s:o}",
 		"version", WARREN_VERSION, "cores", (int)d->n_loops, "cgroup", "mode",
-		cg_mode_to_string(cg_node_mode(d->cg)), "v2_path", cg_node_v2_path(d->cg), "tiers",
+		cg_mode_to_string(cg_node_mode(d->cg)), "v2_path", cg_node_v2_path(d->cg),
+		"favordynmods", cg_node_favordynmods(d->cg), "tiers",
 		probe_tiers(), "lsm", probe_lsm(), "kvm", probe_kvm(), "io_uring", probe_uring(),
 		"seccomp", actions[0] != '\0', "seccomp_actions", actions, "images", images,
 		"max_sandboxes", (int)d->max_sandboxes, "uid_range", "base", (json_int_t)d->uid_base,

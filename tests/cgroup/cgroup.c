@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -371,6 +372,61 @@ static void remove_leftovers(void)
 }
 
 TestSuite(cgroup, .description = "cgroups in the real hierarchy", .fini = remove_leftovers);
+
+/* Whether a line of this process's /proc/PID/file contains what. */
+static bool proc_self_has(const char *file, const char *what)
+{
+	char path[64], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	f = fopen(path, "re");
+	cr_assert(f, "%s: %m", path);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* On hybrid nodes the v1 attach must not wait an RCU grace period: a cgroup root with the
+ * favordynmods option exists while the node does. When warren makes it, it is a named v1
+ * hierarchy held by a detached mount: in every process's cgroup list, in no mount table. */
+Test(cgroup, hybrid_holds_a_favordynmods_root)
+{
+	char dir[] = "/tmp/warren-test-favor-XXXXXX", opts[128];
+	const char *how;
+
+	open_node();
+	how = cg_node_favordynmods(node);
+	if (cg_node_mode(node) != CG_MODE_HYBRID) {
+		cr_expect_null(how, "a unified node attaches nothing and needs no favordynmods");
+		node = cg_node_free(node);
+		cr_skip_test("only hybrid nodes attach to v1 cgroups");
+	}
+	cr_assert(how);
+	if (strstr(how, "this kernel has no favordynmods")) {
+		node = cg_node_free(node);
+		cr_skip_test("%s", how);
+	}
+	cr_assert(strncmp(how, "on: ", 4) == 0, "favordynmods is %s", how);
+	if (!strstr(how, "held by warrend")) {
+		close_node();
+		return; /* the host's own mount has the option */
+	}
+	cr_assert(proc_self_has("cgroup", ":name=warren-favordynmods:/"),
+		  "no warren-favordynmods hierarchy in /proc/self/cgroup");
+	cr_expect(!proc_self_has("mounts", "warren-favordynmods"), "the hierarchy is mounted");
+	/* Its options, as a mount of the same root shows them (a mount by name joins it). */
+	cr_assert(mkdtemp(dir));
+	snprintf(opts, sizeof(opts), "none,name=warren-favordynmods,favordynmods");
+	cr_assert_eq(mount("cgroup", dir, "cgroup", 0, opts), 0, "mount %s: %m", dir);
+	cr_expect(proc_self_has("mounts", "favordynmods,name=warren-favordynmods"),
+		  "the root lacks favordynmods");
+	cr_assert_eq(umount(dir), 0);
+	rmdir(dir);
+	close_node();
+}
 
 Test(cgroup, limits_are_written)
 {

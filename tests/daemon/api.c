@@ -41,6 +41,13 @@ Test(api, info_tells_the_node)
 	cr_expect(json_integer_value(json_object_get(o, "cores")) >= 1);
 	const char *mode = str(json_object_get(o, "cgroup"), "mode");
 	cr_expect(strcmp(mode, "hybrid") == 0 || strcmp(mode, "unified") == 0, "mode %s", mode);
+	/* Hybrid nodes say whether the v1 attach is spared its RCU grace period, and how. */
+	json_t *favor = json_object_get(json_object_get(o, "cgroup"), "favordynmods");
+	if (strcmp(mode, "hybrid") == 0)
+		cr_expect(json_is_string(favor) && (strncmp(json_string_value(favor), "on: ", 4) == 0 ||
+						    strncmp(json_string_value(favor), "off: ", 5) == 0));
+	else
+		cr_expect(json_is_null(favor));
 	cr_expect(json_is_true(json_object_get(
 		json_object_get(json_object_get(o, "tiers"), "container"), "available")));
 	cr_expect(json_is_false(json_object_get(
