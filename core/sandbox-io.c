@@ -89,7 +89,7 @@ static void log_eof(struct sandbox *s)
 	s->log_eof = true;
 	s->log_slot = loop_file_remove(s->loop, s->log_slot);
 	followers_end(s);
-	sandbox_maybe_free(s);
+	sandbox_exit_settle(s);
 }
 
 /* A new, empty current file: the first one, or after a rotation. */

@@ -78,6 +78,7 @@ struct sandbox {
 	struct io_op log_read_op, log_write_op;
 	char *log_buf;
 	bool log_eof;
+	bool reaped, exit_told;         /* sandbox_exit_settle() */
 	struct follower *followers;
 
 	struct exec_run *execs;
@@ -122,6 +123,10 @@ unsigned sandbox_default_max(const struct daemon *d);
 void sandbox_delete(struct sandbox *s, struct conn *c);
 /* Frees a removed sandbox once nothing is in flight for it; I/O completions call it. */
 void sandbox_maybe_free(struct sandbox *s);
+/* Tells the exit (state "exited", the waiters' answers, the removal a delete asked for) once
+ * the init is reaped and the log has all its output, so that whoever sees "exited" reads the
+ * whole log; then sandbox_maybe_free(). The reaping and the log's end of file call it. */
+void sandbox_exit_settle(struct sandbox *s);
 /* Kills and removes every sandbox of the loop, blocking: shutdown only. */
 void sandbox_shutdown_all(struct loop *l);
 
