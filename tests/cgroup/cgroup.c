@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup-internal.h"
 #include "macro.h"
 #include "syscall.h"
 
@@ -565,6 +566,66 @@ Test(cgroup, hybrid_reuses_v1_directories_reset)
 		assert_file(b->v1_path[CG_V1_CPU], "cpu.idle", "0");
 	remove_and_check(b);
 	/* And the pooled directories go with the node (close_node() checks the parents). */
+	close_node();
+}
+
+/* One set of directories through a run of sandboxes with other limits each: lower, higher,
+ * the same, none, idle on and off (leaving idle sets a group's shares back to 1024), each as
+ * the kernel shows it. */
+Test(cgroup, hybrid_reuse_takes_each_sandboxs_limits)
+{
+	static const struct cg_limits steps[] = {
+		{ .memory_bytes = 64u << 20, .pids = 16, .cpu_weight = 200, .cpu_idle = 1 },
+		{ .memory_bytes = 32u << 20, .pids = 32, .cpu_weight = 200 },
+		{ .memory_bytes = 128u << 20, .pids = 32, .cpu_idle = 1 },
+		{ .memory_bytes = 128u << 20, .pids = 32, .cpu_idle = 1 },
+		{ 0 },
+	};
+	char want[32], path[PATH_MAX];
+	ino_t ino = 0;
+	struct stat st;
+
+	open_node();
+	if (cg_node_mode(node) != CG_MODE_HYBRID) {
+		node = cg_node_free(node);
+		cr_skip_test("only hybrid nodes reuse directories: cgroup2 has no rename");
+	}
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		const struct cg_limits *l = &steps[i];
+		struct cg *cg = NULL;
+		char id[16];
+		int r;
+
+		snprintf(id, sizeof(id), "step%zu", i);
+		r = cg_create(node, id, l, &cg);
+		cr_assert_eq(r, 0, "step %zu: cg_create: %s", i, strerror(-r));
+		cr_assert_eq(stat(cg->v1_path[CG_V1_MEMORY], &st), 0);
+		if (i > 0)
+			cr_expect_eq(st.st_ino, ino, "step %zu: not the reused directory", i);
+		ino = st.st_ino;
+		snprintf(want, sizeof(want), "%" PRIu64, l->memory_bytes);
+		if (l->memory_bytes)
+			assert_file(cg->v1_path[CG_V1_MEMORY], "memory.limit_in_bytes", want);
+		else
+			cr_expect_gt(strtoull(read_file(cg->v1_path[CG_V1_MEMORY],
+							"memory.limit_in_bytes"), NULL, 10),
+				     1ull << 50, "step %zu: a memory limit is left", i);
+		snprintf(path, sizeof(path), "%s/memory.memsw.limit_in_bytes",
+			 cg->v1_path[CG_V1_MEMORY]);
+		if (l->memory_bytes && exists(path))
+			assert_file(cg->v1_path[CG_V1_MEMORY], "memory.memsw.limit_in_bytes", want);
+		snprintf(want, sizeof(want), "%" PRIu64, l->pids);
+		assert_file(cg->v1_path[CG_V1_PIDS], "pids.max", l->pids ? want : "max");
+		/* An idle group shows the kernel's idle weight as its shares. */
+		snprintf(want, sizeof(want), "%" PRIu64,
+			 (uint64_t)(l->cpu_weight ? cg_v1_weight_to_shares(l->cpu_weight) : 1024));
+		if (!l->cpu_idle)
+			assert_file(cg->v1_path[CG_V1_CPU], "cpu.shares", want);
+		snprintf(path, sizeof(path), "%s/cpu.idle", cg->v1_path[CG_V1_CPU]);
+		if (exists(path))
+			assert_file(cg->v1_path[CG_V1_CPU], "cpu.idle", l->cpu_idle ? "1" : "0");
+		remove_and_check(cg);
+	}
 	close_node();
 }
 
