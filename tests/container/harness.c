@@ -69,6 +69,29 @@ static void mount_image(void)
 	}
 }
 
+/* Removes what test processes that were killed (a timeout, ^C) left: their directory, named
+ * after their pid, and the image mounted in it. A live pid's directory is another test's. */
+static void sweep_leftovers(void)
+{
+	DIR *d = opendir("/tmp");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX], cmd[PATH_MAX + 16];
+		int pid;
+
+		if (sscanf(e->d_name, "warren-ctr-%d-", &pid) != 1 || pid <= 0 ||
+		    kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/tmp/%s/rootfs", e->d_name);
+		(void)umount2(path, MNT_DETACH);
+		snprintf(cmd, sizeof(cmd), "rm -rf /tmp/%s", e->d_name);
+		(void)!system(cmd);
+	}
+	if (d)
+		closedir(d);
+}
+
 void ctr_setup(void)
 {
 	const char *why = NULL;
@@ -82,7 +105,8 @@ void ctr_setup(void)
 		cr_skip_test("container tier unavailable: %s", why);
 	cr_assert_eq(r, 0, "container probe: %s (%s)", strerror(-r), why);
 
-	strcpy(T.dir, "/tmp/warren-ctr-XXXXXX");
+	sweep_leftovers();
+	snprintf(T.dir, sizeof(T.dir), "/tmp/warren-ctr-%d-XXXXXX", (int)getpid());
 	cr_assert(mkdtemp(T.dir), "mkdtemp: %s", strerror(errno));
 	snprintf(T.image, sizeof(T.image), "%s/base.erofs", T.dir);
 	snprintf(T.rootfs, sizeof(T.rootfs), "%s/rootfs", T.dir);

@@ -19,7 +19,7 @@
 #define UID_COUNT 65536
 
 struct ctr {
-	char dir[64];       /* /tmp/warren-ctr-XXXXXX */
+	char dir[64];       /* /tmp/warren-ctr-<pid>-XXXXXX */
 	char image[128];    /* <dir>/base.erofs */
 	char rootfs[128];   /* <dir>/rootfs: the image, mounted read-only */
 	char scratch[128];  /* <dir>/scratch: stays empty on the host */
