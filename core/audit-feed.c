@@ -119,15 +119,22 @@ static struct parked {
 } parked[AUDIT_PARK_MAX];
 static size_t n_parked;
 
+/* The sandbox of the refused process (or of the one that made its Landlock domain): as
+ * sandbox_of_pid(). */
+static int sandbox_of_denial(const struct daemon *d, const struct audit_denial *a, char id[16])
+{
+	pid_t pid = a->pid ? a->pid : a->domain_pid;
+
+	return pid > 0 ? sandbox_of_pid(d, pid, id) : 0;
+}
+
 static void on_denial(const struct audit_denial *a, void *userdata)
 {
 	const struct daemon *d = userdata;
-	pid_t pid = a->pid ? a->pid : a->domain_pid;
 	char id[16];
-	int r;
-
 	/* Only refusals of sandboxes: the node's own processes are not ours to judge. */
-	r = pid > 0 ? sandbox_of_pid(d, pid, id) : 0;
+	int r = sandbox_of_denial(d, a, id);
+
 	if (r > 0)
 		record(a, id);
 	else if (r == -ESRCH && n_parked < AUDIT_PARK_MAX)
@@ -143,7 +150,7 @@ static void retry_parked(const struct daemon *d)
 		const struct audit_denial *a = &parked[i].a;
 		char id[16];
 
-		if (sandbox_of_pid(d, a->pid ? a->pid : a->domain_pid, id) > 0)
+		if (sandbox_of_denial(d, a, id) > 0)
 			record(a, id);
 		else if (--parked[i].flushes_left > 0)
 			parked[kept++] = parked[i];

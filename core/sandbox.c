@@ -274,16 +274,14 @@ static void on_exit_waited(struct loop *l, struct io_op *op, int res, uint32_t f
 		s->exit_code = exit_code_from_siginfo(&si);
 	s->exited_at = now_wall();
 	s->pid = 0;
-	s->reaped = true;
 	sandbox_exit_settle(s);
 }
 
 void sandbox_exit_settle(struct sandbox *s)
 {
-	if (s->reaped && s->log_eof && !s->exit_told) {
-		s->exit_told = true;
-		if (s->state != SANDBOX_EXITED)
-			sandbox_set_state(s, SANDBOX_EXITED);
+	/* Reaped (exited_at is stamped then), the log at its end, and not told yet. */
+	if (s->exited_at > 0 && s->log_eof && s->state < SANDBOX_EXITED) {
+		sandbox_set_state(s, SANDBOX_EXITED);
 		sandbox_wait_answer(s);
 		/* Removal may free s: it is the last thing done with it here. */
 		if (s->removing) {

@@ -56,7 +56,7 @@ struct sandbox {
 	 * the clone. */
 	pid_t pid;
 	int exit_code;                  /* valid once exited */
-	double created_at, exited_at;
+	double created_at, exited_at;   /* exited_at: stamped when the init is reaped */
 
 	struct io_op wait_op;
 	siginfo_t wait_info;
@@ -78,7 +78,6 @@ struct sandbox {
 	struct io_op log_read_op, log_write_op;
 	char *log_buf;
 	bool log_eof;
-	bool reaped, exit_told;         /* sandbox_exit_settle() */
 	struct follower *followers;
 
 	struct exec_run *execs;

@@ -329,7 +329,7 @@ int count_mounts(pid_t pid, const char *under)
 	return n;
 }
 
-int count_dir(const char *path)
+int count_dir(const char *path, bool dirs_only)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
@@ -338,8 +338,8 @@ int count_dir(const char *path)
 	if (!d)
 		return -1;
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		     (!dirs_only || e->d_type == DT_DIR);
 	closedir(d);
 	return n;
 }

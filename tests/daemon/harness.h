@@ -48,5 +48,6 @@ int settled_fds(void);
 /* Mounts in pid's mount namespace whose line mentions `under` (the host's table is shared by
  * every test running at the same time, so count only what is ours). */
 int count_mounts(pid_t pid, const char *under);
-int count_dir(const char *path);
+/* Entries of a directory (only its subdirectories if dirs_only); -1 if it cannot be read. */
+int count_dir(const char *path, bool dirs_only);
 const char *v2_parent(void);

@@ -205,5 +205,5 @@ Test(isolation, exec_channel_is_the_daemons_alone)
 	snprintf(sandbox_path, sizeof(sandbox_path), "/v1/sandboxes/%s", idc);
 	cr_assert_eq(api("DELETE", sandbox_path, NULL, NULL), 200);
 	cr_expect_neq(stat(path, &st), 0, "%s outlived its sandbox", path);
-	cr_expect_eq(count_dir(dir), 0);
+	cr_expect_eq(count_dir(dir, false), 0);
 }

@@ -22,7 +22,7 @@ static int v1_count(const char *controller)
 	char path[256];
 
 	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s", controller, D.cgname);
-	return count_dir(path);
+	return count_dir(path, false);
 }
 
 
@@ -35,11 +35,11 @@ static struct counts measure(void)
 	return (struct counts){
 		.fds = settled_fds(),
 		.mounts = count_mounts(D.pid, D.dir),
-		.v2 = count_dir(v2_parent()),
+		.v2 = count_dir(v2_parent(), false),
 		.v1_memory = v1_count("memory"),
 		.v1_pids = v1_count("pids"),
-		.logs = count_dir(logs),
-		.scratch = count_dir(scratch),
+		.logs = count_dir(logs, false),
+		.scratch = count_dir(scratch, false),
 	};
 }
 
@@ -99,20 +99,6 @@ Test(leak, create_delete_200_leaves_nothing)
 	daemon_stop();
 }
 
-static int count_subdirs(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_type == DT_DIR && e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 Test(leak, a_killed_daemon_leaves_nothing_after_a_restart)
 {
 	char logs[512];
@@ -120,18 +106,18 @@ Test(leak, a_killed_daemon_leaves_nothing_after_a_restart)
 
 	create(json_object());
 	create(json_pack("{s:[s,s]}", "cmd", "sleep", "1000"));
-	cr_assert_eq(count_subdirs(v2_parent()), 2);
+	cr_assert_eq(count_dir(v2_parent(), true), 2);
 	/* No chance to clean up: its sandboxes die with it (PDEATHSIG), their cgroups stay. */
 	kill(D.pid, SIGKILL);
 	waitpid(D.pid, &status, 0);
 	D.pid = -1;
 	D.client = warren_client_free(D.client);
-	cr_expect_eq(count_subdirs(v2_parent()), 2, "the sandboxes' cgroups went with the daemon");
+	cr_expect_eq(count_dir(v2_parent(), true), 2, "the sandboxes' cgroups went with the daemon");
 
 	daemon_start();
-	cr_expect_eq(count_subdirs(v2_parent()), 0, "the restarted daemon left stale cgroups");
+	cr_expect_eq(count_dir(v2_parent(), true), 0, "the restarted daemon left stale cgroups");
 	snprintf(logs, sizeof(logs), "%s/logs", D.dir);
-	cr_expect_eq(count_dir(logs), 0, "the restarted daemon left stale logs");
+	cr_expect_eq(count_dir(logs, false), 0, "the restarted daemon left stale logs");
 	json_t *o = NULL;
 	cr_expect_eq(api("GET", "/v1/sandboxes", NULL, &o), 200);
 	cr_expect_eq(json_array_size(json_object_get(o, "sandboxes")), 0);

@@ -371,41 +371,42 @@ Test(wait, a_waiter_that_hangs_up_is_dropped)
 	cr_expect_eq(code, 5);
 }
 
-Test(wait, the_cli_prints_and_exits_with_the_code)
+/* Runs the CLI against the test's daemon with args (shell syntax); the first line of its
+ * stdout in out, its wait status returned. */
+static int cli(const char *args, char out[64])
 {
-	char sid[32], cmd[1024], out[64] = "";
 	const char *b = getenv("WARREN_BUILD_DIR");
+	char cmd[1024];
 	FILE *f;
-	int status;
 
 	cr_assert(b);
-	snprintf(sid, sizeof(sid), "%s", create_held());
-	release(sid);
-	snprintf(cmd, sizeof(cmd), "%s/warren --socket %s wait %s", b, D.sock, sid);
+	snprintf(cmd, sizeof(cmd), "%s/warren --socket %s %s", b, D.sock, args);
 	f = popen(cmd, "r");
 	cr_assert(f);
-	(void)!fgets(out, sizeof(out), f);
-	status = pclose(f);
+	out[0] = '\0';
+	(void)!fgets(out, 64, f);
+	return pclose(f);
+}
+
+Test(wait, the_cli_prints_and_exits_with_the_code)
+{
+	char sid[32], args[64], out[64];
+	json_t *o = NULL;
+	int status;
+
+	snprintf(sid, sizeof(sid), "%s", create_held());
+	release(sid);
+	snprintf(args, sizeof(args), "wait %s", sid);
+	status = cli(args, out);
 	cr_expect_str_eq(out, "5\n");
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 5, "status 0x%x", status);
 
-	snprintf(cmd, sizeof(cmd), "%s/warren --socket %s wait 0000000000ff 2>&1", b, D.sock);
-	f = popen(cmd, "r");
-	cr_assert(f);
-	(void)!fgets(out, sizeof(out), f);
-	status = pclose(f);
+	status = cli("wait 0000000000ff 2>&1", out);
 	cr_expect(strstr(out, "no sandbox"), "%s", out);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status 0x%x", status);
 
 	/* run --wait streams the log, then takes the code from the wait; --rm removes it. */
-	json_t *o = NULL;
-
-	snprintf(cmd, sizeof(cmd), "%s/warren --socket %s run --wait --rm -- sh -c 'echo hi; exit 3'",
-		 b, D.sock);
-	f = popen(cmd, "r");
-	cr_assert(f);
-	(void)!fgets(out, sizeof(out), f);
-	status = pclose(f);
+	status = cli("run --wait --rm -- sh -c 'echo hi; exit 3'", out);
 	cr_expect_str_eq(out, "hi\n");
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status 0x%x", status);
 	cr_assert_eq(api("GET", "/v1/sandboxes", NULL, &o), 200);
